@@ -1,0 +1,23 @@
+# netsched: the two commands in the README are `make demo` and `make test`.
+# Both run tools/bootstrap.sh first, which installs only what is missing.
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup demo test unit bench clean
+setup:
+	@bash tools/bootstrap.sh
+
+demo: setup
+	$(VENV)/bin/netsched demo
+
+test: setup
+	$(PY) -m pytest -q -rs tests
+
+unit: setup
+	$(PY) -m pytest -q -rs tests/unit
+
+bench: setup
+	$(PY) benchmarks/fabric_bench.py
+
+clean: setup
+	$(VENV)/bin/netsched clean

@@ -1,0 +1,170 @@
+"""Ryu app: netsched's controller. A thin shell around
+netsched.control.ControllerCore: it turns switch events and control-socket
+requests into calls on the core and sends the FlowMods the core returns,
+each batch closed by a barrier.
+
+Configuration comes from the environment, so the file loads unchanged in
+plain ryu-manager:
+  NETSCHED_FABRIC   path of a fabric description (JSON) written by
+                    netsched; it names the topology, Q and the socket
+or, when that is not set:
+  NETSCHED_TOPOLOGY a topology spec such as "fattree,4"
+  NETSCHED_QUEUES   number of priority classes (default 8)
+  NETSCHED_SOCKET   control socket path (default /run/netsched/ctl.sock)
+
+Run: netsched controller --topology fattree,4
+ or: NETSCHED_TOPOLOGY=fattree,4 ryu-manager controllers/netsched_app.py
+"""
+import json
+import os
+import socket
+
+import eventlet
+from ryu.base import app_manager
+from ryu.controller import ofp_event
+from ryu.controller.handler import (CONFIG_DISPATCHER, DEAD_DISPATCHER,
+                                    MAIN_DISPATCHER, set_ev_cls)
+from ryu.lib import hub
+from ryu.ofproto import ofproto_v1_3
+
+from netsched import control, topology
+from netsched.errors import NetschedError
+
+DEFAULT_SOCKET = '/run/netsched/ctl.sock'
+BARRIER_TIMEOUT_S = 10
+
+
+def load_description(env=os.environ):
+    path = env.get('NETSCHED_FABRIC')
+    if path:
+        with open(path) as f:
+            return json.load(f)
+    spec = env.get('NETSCHED_TOPOLOGY')
+    if not spec:
+        raise NetschedError('set NETSCHED_FABRIC or NETSCHED_TOPOLOGY')
+    return control.fabric_description(
+        topology.parse_spec(spec), int(env.get('NETSCHED_QUEUES', '8')),
+        env.get('NETSCHED_SOCKET', DEFAULT_SOCKET))
+
+
+def to_ryu(dp, fm):
+    """netsched.openflow.FlowMod -> OFPFlowMod, field for field."""
+    p, o = dp.ofproto_parser, dp.ofproto
+    actions = []
+    for a in fm.actions:
+        if a[0] == 'output':
+            actions.append(p.OFPActionOutput(a[1]))
+        elif a[0] == 'set_field':
+            actions.append(p.OFPActionSetField(**{a[1]: a[2]}))
+        else:
+            raise ValueError('unknown action %r' % (a,))
+    inst = []
+    if actions:
+        inst.append(p.OFPInstructionActions(o.OFPIT_APPLY_ACTIONS, actions))
+    if fm.metadata is not None:
+        inst.append(p.OFPInstructionWriteMetadata(*fm.metadata))
+    if fm.goto is not None:
+        inst.append(p.OFPInstructionGotoTable(fm.goto))
+    command = {'add': o.OFPFC_ADD, 'delete': o.OFPFC_DELETE}[fm.command]
+    return p.OFPFlowMod(datapath=dp, cookie=fm.cookie,
+                        cookie_mask=fm.cookie_mask, table_id=fm.table,
+                        command=command, priority=fm.priority,
+                        out_port=o.OFPP_ANY, out_group=o.OFPG_ANY,
+                        match=p.OFPMatch(**dict(fm.match)),
+                        instructions=inst)
+
+
+class NetschedController(app_manager.RyuApp):
+    OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        desc = load_description()
+        self.core = control.ControllerCore.from_description(desc)
+        self.socket_path = desc['socket']
+        self.datapaths = {}
+        self.barrier_waiters = {}       # xid -> callable
+        self.server = hub.spawn(self._serve)
+
+    # --- sending -----------------------------------------------------
+    def _send(self, dpid, mods, done=None):
+        """Send mods to one switch, then a barrier; done() on its reply."""
+        dp = self.datapaths.get(dpid)
+        if dp is None:
+            return False
+        for fm in mods:
+            dp.send_msg(to_ryu(dp, fm))
+        barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
+        dp.set_xid(barrier)
+        if done is not None:
+            self.barrier_waiters[barrier.xid] = done
+        dp.send_msg(barrier)
+        return True
+
+    def _send_and_wait(self, sends):
+        events = []
+        for dpid, mods in sends.items():
+            ev = hub.Event()
+            if self._send(dpid, mods, ev.set):
+                events.append(ev)
+        return all(ev.wait(timeout=BARRIER_TIMEOUT_S) for ev in events)
+
+    # --- switch events -------------------------------------------------
+    @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
+    def on_features(self, ev):
+        dp = ev.msg.datapath
+        mods = self.core.on_connect(dp.id)
+        if mods is None:
+            self.logger.warning('switch %016x is not in the fabric; ignored',
+                                dp.id)
+            return
+        self.datapaths[dp.id] = dp
+        self._send(dp.id, mods, lambda: self._ready(dp.id))
+
+    def _ready(self, dpid):
+        self.core.on_ready(dpid)
+        self.logger.info('switch %016x ready (%d/%d)', dpid,
+                         len(self.core.ready), len(self.core.switch_of))
+
+    @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
+    def on_barrier(self, ev):
+        done = self.barrier_waiters.pop(ev.msg.xid, None)
+        if done is not None:
+            done()
+
+    @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
+    def on_dead(self, ev):
+        dp = ev.datapath
+        if dp.id is not None and self.datapaths.get(dp.id) is dp:
+            del self.datapaths[dp.id]
+            self.core.on_disconnect(dp.id)
+
+    # --- control socket --------------------------------------------------
+    def _serve(self):
+        os.makedirs(os.path.dirname(self.socket_path), exist_ok=True)
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+        server = eventlet.listen(self.socket_path, family=socket.AF_UNIX)
+        os.chmod(self.socket_path, 0o666)
+        self.logger.info('control socket %s', self.socket_path)
+        while True:
+            conn, _ = server.accept()
+            hub.spawn(self._client, conn)
+
+    def _client(self, conn):
+        f = conn.makefile('rwb')
+        try:
+            for line in f:
+                try:
+                    reply, sends = self.core.handle(control.decode(line))
+                except NetschedError as e:
+                    reply, sends = {'ok': False, 'error': str(e)}, {}
+                if sends and not self._send_and_wait(sends):
+                    reply = {'ok': False, 'error': 'switches did not '
+                             'confirm the change (barrier timeout)'}
+                f.write(control.encode(reply))
+                f.flush()
+        except OSError:
+            pass
+        finally:
+            conn.close()

@@ -1,0 +1,219 @@
+"""OpenFlow 1.3 programs for netsched's switches, as plain values.
+
+Nothing here imports Ryu: functions return FlowMod values (table,
+priority, match, actions, ...) that the Ryu app in controllers/ turns
+into messages one for one. That keeps the rules testable as golden data
+and the controller a thin shell.
+
+Tables:
+  0 CLASSIFY  reserved for scheduling: rules set the DSCP (and so the
+              priority class) of a match; everything then goes to 1
+  1 FORWARD   one rule per destination host (IPv4 and ARP); a single
+              next hop is an output, several write the next-hop set's id
+              into the metadata and go to 2
+  2 ECMP      the 5-tuple hash of netsched.routing as masked matches
+Cookies carry the owner in the top byte, so one owner's rules are
+removed with one masked delete.
+"""
+import ipaddress
+import itertools
+from dataclasses import dataclass, field
+
+from . import qos
+from . import routing
+from . import topology as topo
+from .errors import ConfigError
+
+CLASSIFY_TABLE, FORWARD_TABLE, ECMP_TABLE = 0, 1, 2
+ALL_TABLES = 0xff
+OWNER_SHIFT = 56
+OWNER_MASK = 0xff << OWNER_SHIFT
+OWNER_ROUTING, OWNER_CLASSIFY = 1, 2
+ETH_IP, ETH_ARP = 0x0800, 0x0806
+
+# match fields a scheduling rule may use, with their value type
+CLASSIFY_FIELDS = {'in_port': int, 'ipv4_src': str, 'ipv4_dst': str,
+                   'ip_proto': int, 'tcp_src': int, 'tcp_dst': int,
+                   'udp_src': int, 'udp_dst': int, 'ip_dscp': int}
+_L4 = {'tcp_src': 6, 'tcp_dst': 6, 'udp_src': 17, 'udp_dst': 17}
+_HASH_FIELD = {6: {'l4_src': 'tcp_src', 'l4_dst': 'tcp_dst'},
+               17: {'l4_src': 'udp_src', 'l4_dst': 'udp_dst'}}
+
+
+def cookie(owner, n=0):
+    return (owner << OWNER_SHIFT) | n
+
+
+@dataclass(frozen=True)
+class FlowMod:
+    """One OpenFlow 1.3 flow-table modification.
+
+    match: sorted tuple of (field, value) with value an int, a dotted
+    IPv4 string, or a (value, mask) pair. actions: tuple of
+    ('output', port) or ('set_field', field, value), applied in order.
+    """
+    table: int
+    priority: int = 0
+    match: tuple = ()
+    actions: tuple = ()
+    goto: int = None
+    metadata: tuple = None          # (value, mask) for write-metadata
+    cookie: int = 0
+    cookie_mask: int = 0
+    command: str = 'add'            # 'add' or 'delete'
+
+    def to_dict(self):
+        d = {'command': self.command, 'table': self.table,
+             'priority': self.priority, 'cookie': self.cookie,
+             'match': {k: list(v) if isinstance(v, tuple) else v
+                       for k, v in self.match},
+             'actions': [list(a) for a in self.actions]}
+        if self.goto is not None:
+            d['goto'] = self.goto
+        if self.metadata is not None:
+            d['metadata'] = list(self.metadata)
+        if self.cookie_mask:
+            d['cookie_mask'] = self.cookie_mask
+        return d
+
+
+def _m(**kw):
+    return tuple(sorted(kw.items()))
+
+
+def delete_owner(owner):
+    """Remove every rule of one owner, in all tables."""
+    return FlowMod(table=ALL_TABLES, command='delete',
+                   cookie=cookie(owner), cookie_mask=OWNER_MASK)
+
+
+def delete_all():
+    return FlowMod(table=ALL_TABLES, command='delete')
+
+
+def _portsets(g, switch):
+    """Forwarding table plus an id (1..) for every multi-port set."""
+    table = routing.forwarding_table(g, switch)
+    sets = sorted({p for p in table.values() if len(p) > 1})
+    return table, {p: i + 1 for i, p in enumerate(sets)}
+
+
+def route_rules(g, switch):
+    """Tables 0-2 for one switch: the classification default, one
+    forwarding rule per destination, and the ECMP hash rules."""
+    ck = cookie(OWNER_ROUTING)
+    rules = [FlowMod(table=CLASSIFY_TABLE, priority=0, goto=FORWARD_TABLE,
+                     cookie=ck)]
+    table, set_ids = _portsets(g, switch)
+    for host in topo.hosts(g):
+        ports = table.get(host)
+        if not ports:
+            continue
+        ip = g.nodes[host]['ip']
+        if len(ports) == 1:
+            rules.append(FlowMod(FORWARD_TABLE, 100,
+                                 _m(eth_type=ETH_IP, ipv4_dst=ip),
+                                 (('output', ports[0]),), cookie=ck))
+        else:
+            rules.append(FlowMod(FORWARD_TABLE, 100,
+                                 _m(eth_type=ETH_IP, ipv4_dst=ip),
+                                 goto=ECMP_TABLE,
+                                 metadata=(set_ids[ports], 0xffff),
+                                 cookie=ck))
+        rules.append(FlowMod(FORWARD_TABLE, 100,
+                             _m(eth_type=ETH_ARP, arp_tpa=ip),
+                             (('output', ports[0]),), cookie=ck))
+    for ports, sid in sorted(set_ids.items(), key=lambda x: x[1]):
+        rules += ecmp_rules(ports, sid, ck)
+    return rules
+
+
+def _ip_bits(v):
+    return str(ipaddress.IPv4Address(v))
+
+
+def ecmp_rules(ports, set_id, ck=0):
+    """Table-2 rules that pick one of ports by routing's 5-tuple hash."""
+    n = len(ports)
+    b = routing.hash_bits(n)
+    mask = (1 << b) - 1
+    rules = []
+    for proto, prio in ((routing.TCP, 20), (routing.UDP, 20), (None, 10)):
+        fields = routing.hash_fields(n, proto is not None)
+        for values in itertools.product(range(1 << b), repeat=len(fields)):
+            v = 0
+            match = {'eth_type': ETH_IP, 'metadata': (set_id, 0xffff)}
+            if proto is not None:
+                match['ip_proto'] = proto
+            for f, val in zip(fields, values):
+                v ^= val
+                if f in ('ipv4_src', 'ipv4_dst'):
+                    match[f] = (_ip_bits(val), _ip_bits(mask))
+                else:
+                    match[_HASH_FIELD[proto][f]] = (val, mask)
+            out = ports[routing.bucket_to_index(v, n)]
+            rules.append(FlowMod(ECMP_TABLE, prio, _m(**match),
+                                 (('output', out),), cookie=ck))
+    return rules
+
+
+def switch_program(g, switch):
+    """Everything a switch gets when it connects: a clean slate, then
+    its routes. Classification rules are added on top by the caller."""
+    return [delete_all()] + route_rules(g, switch)
+
+
+# --- classification (scheduling) ----------------------------------------
+
+def check_match(match):
+    """Validate a scheduling match; returns it as a normalised dict."""
+    if not isinstance(match, dict) or not match:
+        raise ConfigError('match must be a non-empty mapping of fields '
+                          '(%s)' % ', '.join(sorted(CLASSIFY_FIELDS)))
+    out = {}
+    for k, v in match.items():
+        if k not in CLASSIFY_FIELDS:
+            raise ConfigError('match: unknown field %r (known: %s)'
+                              % (k, ', '.join(sorted(CLASSIFY_FIELDS))))
+        kind = CLASSIFY_FIELDS[k]
+        if kind is str:
+            try:
+                v = str(ipaddress.IPv4Address(v))
+            except (ipaddress.AddressValueError, ValueError):
+                raise ConfigError('match: %s=%r is not an IPv4 address'
+                                  % (k, v)) from None
+        elif not isinstance(v, int) or isinstance(v, bool) or v < 0 \
+                or v > 0xffff:
+            raise ConfigError('match: %s=%r is not a valid number' % (k, v))
+        out[k] = v
+    for k in out:
+        if k in _L4:
+            proto = out.setdefault('ip_proto', _L4[k])
+            if proto != _L4[k]:
+                raise ConfigError('match: %s needs ip_proto=%d, got %d'
+                                  % (k, _L4[k], proto))
+    return out
+
+
+def classify_rule(match, cls, q, rule_id, priority=100):
+    """Table-0 rule: packets matching get class cls (via its DSCP)."""
+    m = dict(check_match(match), eth_type=ETH_IP)
+    return FlowMod(CLASSIFY_TABLE, priority, _m(**m),
+                   (('set_field', 'ip_dscp', qos.class_dscp(cls, q)),),
+                   goto=FORWARD_TABLE,
+                   cookie=cookie(OWNER_CLASSIFY, rule_id))
+
+
+def classify_delete(rule_id=None):
+    """Delete one classification rule (by id) or all of them."""
+    if rule_id is None:
+        return delete_owner(OWNER_CLASSIFY)
+    return FlowMod(table=CLASSIFY_TABLE, command='delete',
+                   cookie=cookie(OWNER_CLASSIFY, rule_id),
+                   cookie_mask=(1 << 64) - 1)
+
+
+def ingress_switches(g):
+    """Switches with at least one host attached: where packets enter."""
+    return [s for s in topo.switches(g)
+            if any(g.nodes[m]['role'] == topo.HOST for m in g[s])]

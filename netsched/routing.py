@@ -1,0 +1,134 @@
+"""Shortest-path routing with ECMP, computed from the topology graph.
+
+Every switch forwards a packet for host D to one of its *next hops*: the
+neighbours one hop closer to D. Where there are several (equal-cost
+multipath), the choice is a hash of the packet's 5-tuple, so all packets
+of one flow take one path.
+
+The hash is defined here, once, so that it can be written as plain
+OpenFlow matches (the controller installs one rule per combination of
+the few low bits it reads; no select groups, no recirculation) and so
+that the simulator and the benchmarks can compute the exact path of any
+flow. With n next hops it reads b = ceil(log2 n) low bits from each of
+up to four fields -- L4 source port, L4 destination port, IPv4 source,
+IPv4 destination (at most 8 bits in all, fields taken in that order) --
+XORs them and maps the b-bit value v to next hop floor(v * n / 2**b).
+Packets without L4 ports hash on the IPv4 addresses only.
+"""
+import ipaddress
+import math
+import weakref
+from collections import namedtuple
+
+import networkx as nx
+
+from . import topology as topo
+
+HASH_BITS_MAX = 8
+L4_FIELDS = ('l4_src', 'l4_dst', 'ipv4_src', 'ipv4_dst')
+IP_FIELDS = ('ipv4_src', 'ipv4_dst')
+TCP, UDP = 6, 17
+
+FiveTuple = namedtuple('FiveTuple', 'src dst proto sport dport')
+
+
+def hash_bits(n):
+    """Bits read from each field when choosing among n next hops."""
+    if n < 1 or n > 1 << HASH_BITS_MAX:
+        raise ValueError('ECMP over %d next hops is not supported' % n)
+    return max(1, math.ceil(math.log2(n))) if n > 1 else 0
+
+
+def hash_fields(n, has_ports):
+    """The fields the hash reads for n next hops, in order."""
+    b = hash_bits(n)
+    if b == 0:
+        return ()
+    fields = L4_FIELDS if has_ports else IP_FIELDS
+    return fields[:max(1, min(len(fields), HASH_BITS_MAX // b))]
+
+
+def bucket_to_index(v, n):
+    return (v * n) >> hash_bits(n)
+
+
+def _field_values(ft):
+    return {'l4_src': ft.sport or 0, 'l4_dst': ft.dport or 0,
+            'ipv4_src': int(ipaddress.IPv4Address(ft.src)),
+            'ipv4_dst': int(ipaddress.IPv4Address(ft.dst))}
+
+
+def ecmp_index(ft, n):
+    """Index of the next hop (0..n-1) that flow ft takes among n."""
+    if n <= 1:
+        return 0
+    b = hash_bits(n)
+    mask = (1 << b) - 1
+    values = _field_values(ft)
+    v = 0
+    for f in hash_fields(n, ft.proto in (TCP, UDP)):
+        v ^= values[f] & mask
+    return bucket_to_index(v, n)
+
+
+_DIST_CACHE = weakref.WeakKeyDictionary()
+
+
+def _dist(g):
+    """Hop distances from every host, computed once per graph object
+    (graphs are built once and not changed afterwards)."""
+    d = _DIST_CACHE.get(g)
+    if d is None:
+        d = {h: nx.single_source_shortest_path_length(g, h)
+             for h in topo.hosts(g)}
+        _DIST_CACHE[g] = d
+    return d
+
+
+def next_hops(g, node, dst):
+    """Neighbours of node one hop closer to host dst, ordered by the
+    port number they sit behind (the ECMP index order)."""
+    d = _dist(g)[dst]
+    here = d[node]
+    cand = [m for m in g[node] if d.get(m, math.inf) == here - 1
+            and (m == dst or g.nodes[m]['role'] != topo.HOST)]
+    return sorted(cand, key=lambda m: topo.port(g, node, m))
+
+
+def next_hop_ports(g, node, dst):
+    return tuple(topo.port(g, node, m) for m in next_hops(g, node, dst))
+
+
+def forwarding_table(g, switch):
+    """{destination host: tuple of egress ports} for one switch."""
+    return {h: next_hop_ports(g, switch, h) for h in topo.hosts(g)
+            if h != switch}
+
+
+def path(g, ft):
+    """The node path flow ft takes: src host ... dst host."""
+    by_ip = topo.host_by_ip(g)
+    try:
+        src, dst = by_ip[ft.src], by_ip[ft.dst]
+    except KeyError as e:
+        raise ValueError('no host has address %s' % e.args[0]) from None
+    nodes = [src]
+    node = src
+    while node != dst:
+        hops = next_hops(g, node, dst)
+        if not hops:
+            raise ValueError('%s cannot reach %s' % (src, dst))
+        node = hops[ecmp_index(ft, len(hops))]
+        nodes.append(node)
+    return nodes
+
+
+def path_links(g, ft):
+    """Directed links (u, v) along the path of flow ft."""
+    p = path(g, ft)
+    return list(zip(p, p[1:]))
+
+
+def all_paths(g, src, dst):
+    """Every shortest path between two hosts (the ECMP path set)."""
+    return sorted(nx.all_shortest_paths(g, src, dst))

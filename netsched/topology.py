@@ -1,0 +1,268 @@
+"""Topology graphs: the one source of truth for every backend.
+
+A topology function returns a networkx Graph. Every node has a ``role``
+(host, edge, aggregation, core, leaf, spine, switch) and a ``pod`` (None
+where the role has none); hosts carry ``ip`` and ``mac``, switches a
+``dpid``. Every link carries ``capacity_bps`` (data-center units) and
+``ports``, a dict node -> port number on that node (hosts use port 0,
+their eth0; switch ports count from 1 in the order links are added).
+Names, addresses, datapath ids and port numbers follow deterministically
+from the parameters, so the controller, the emulator and the simulator
+agree on them without talking to each other.
+"""
+import ipaddress
+import json
+import numbers
+
+import networkx as nx
+
+from .errors import TopologyError
+
+HOST = 'host'
+SWITCH_ROLES = ('edge', 'aggregation', 'core', 'leaf', 'spine', 'switch')
+ROLES = (HOST,) + SWITCH_ROLES
+DEFAULT_LINK_BPS = 10e9
+# role -> top byte of the 24-bit datapath-id layout role<<16 | a<<8 | b
+_ROLE_CODE = {'core': 1, 'aggregation': 2, 'edge': 3, 'spine': 4,
+              'leaf': 5, 'switch': 6}
+
+
+def _check_int(fn, name, value, minimum, maximum=None, even=False):
+    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+          and value >= minimum and (maximum is None or value <= maximum)
+          and (not even or value % 2 == 0))
+    if not ok:
+        what = 'an even integer' if even else 'an integer'
+        rng = '>= %d' % minimum if maximum is None else \
+            'in %d..%d' % (minimum, maximum)
+        raise TopologyError('%s: %s must be %s %s, got %r'
+                            % (fn, name, what, rng, value))
+
+
+def _check_rate(fn, link_bps):
+    if (not isinstance(link_bps, numbers.Real) or isinstance(link_bps, bool)
+            or not link_bps > 0):
+        raise TopologyError('%s: link_bps must be a positive number, got %r'
+                            % (fn, link_bps))
+
+
+class _Builder:
+    """Adds nodes and links with deterministic port numbering."""
+
+    def __init__(self, name, link_bps, **graph_attrs):
+        self.g = nx.Graph(name=name, **graph_attrs)
+        self.link_bps = float(link_bps)
+        self._next_port = {}
+
+    def switch(self, name, role, pod, a, b):
+        self.g.add_node(name, role=role, pod=pod,
+                        dpid=_ROLE_CODE[role] << 16 | a << 8 | b)
+        self._next_port[name] = 1
+        return name
+
+    def host(self, name, pod, ip):
+        packed = ipaddress.IPv4Address(ip).packed
+        mac = '02:00:%02x:%02x:%02x:%02x' % tuple(packed)
+        self.g.add_node(name, role=HOST, pod=pod, ip=ip, mac=mac)
+        self._next_port[name] = 0
+        return name
+
+    def link(self, u, v, capacity_bps=None):
+        ports = {}
+        for n in (u, v):
+            ports[n] = self._next_port[n]
+            if self.g.nodes[n]['role'] == HOST:
+                if ports[n] != 0:
+                    raise TopologyError('host %s would get a second link' % n)
+            self._next_port[n] += 1
+        self.g.add_edge(u, v, ports=ports,
+                        capacity_bps=float(capacity_bps or self.link_bps))
+
+
+def fat_tree(k, link_bps=DEFAULT_LINK_BPS):
+    """k-ary fat-tree: k pods of k/2 edge and k/2 aggregation switches,
+    (k/2)^2 cores, k^3/4 hosts. Edge (p,e) port h+1 -> host h, ports
+    k/2+a+1 -> aggregation a; aggregation (p,a) port e+1 -> edge e,
+    ports k/2+j+1 -> core a*k/2+j; core c port p+1 -> pod p.
+    Host (p,e,h) is h{p}_{e}_{h} with address 10.p.e.(h+2)."""
+    _check_int('fat_tree', 'k', k, 2, 254, even=True)
+    _check_rate('fat_tree', link_bps)
+    h = k // 2
+    b = _Builder('fattree', link_bps, kind='fattree', params={'k': k})
+    cores = [b.switch('c%d' % c, 'core', None, c >> 8, c & 0xff)
+             for c in range(h * h)]
+    for p in range(k):
+        aggs = [b.switch('a%d_%d' % (p, a), 'aggregation', p, p, a)
+                for a in range(h)]
+        edges = [b.switch('e%d_%d' % (p, e), 'edge', p, p, e)
+                 for e in range(h)]
+        for e, edge in enumerate(edges):
+            for i in range(h):
+                b.link(edge, b.host('h%d_%d_%d' % (p, e, i), p,
+                                    '10.%d.%d.%d' % (p, e, i + 2)))
+        for e, edge in enumerate(edges):
+            for agg in aggs:
+                b.link(edge, agg)
+        for a, agg in enumerate(aggs):
+            for j in range(h):
+                b.link(agg, cores[a * h + j])
+    return b.g
+
+
+def leaf_spine(leaves, spines, hosts_per_leaf, link_bps=DEFAULT_LINK_BPS):
+    """Two-tier Clos: every leaf connects to every spine. Leaf l port
+    i+1 -> host i, ports hosts_per_leaf+s+1 -> spine s; spine s port
+    l+1 -> leaf l. Host i of leaf l is h{l}_{i}, address 10.0.l.(i+2);
+    each leaf is its own pod."""
+    _check_int('leaf_spine', 'leaves', leaves, 1, 255)
+    _check_int('leaf_spine', 'spines', spines, 1, 255)
+    _check_int('leaf_spine', 'hosts_per_leaf', hosts_per_leaf, 1, 252)
+    _check_rate('leaf_spine', link_bps)
+    b = _Builder('leafspine', link_bps, kind='leafspine',
+                 params={'leaves': leaves, 'spines': spines,
+                         'hosts_per_leaf': hosts_per_leaf})
+    spine_names = [b.switch('s%d' % s, 'spine', None, 0, s)
+                   for s in range(spines)]
+    leaf_names = [b.switch('l%d' % i, 'leaf', i, 0, i) for i in range(leaves)]
+    for i, leaf in enumerate(leaf_names):
+        for j in range(hosts_per_leaf):
+            b.link(leaf, b.host('h%d_%d' % (i, j), i,
+                                '10.0.%d.%d' % (i, j + 2)))
+    for leaf in leaf_names:
+        for spine in spine_names:
+            b.link(leaf, spine)
+    return b.g
+
+
+def dumbbell(n, link_bps=DEFAULT_LINK_BPS, bottleneck_bps=None):
+    """n senders hl{i} on switch sl, n receivers hr{i} on switch sr, one
+    link sl-sr between them (the bottleneck when bottleneck_bps is lower
+    than link_bps). Left hosts are 10.0.0.(i+2), right 10.0.1.(i+2)."""
+    _check_int('dumbbell', 'n', n, 1, 252)
+    _check_rate('dumbbell', link_bps)
+    if bottleneck_bps is not None:
+        _check_rate('dumbbell', bottleneck_bps)
+    b = _Builder('dumbbell', link_bps, kind='dumbbell', params={'n': n})
+    left = b.switch('sl', 'switch', 0, 0, 0)
+    right = b.switch('sr', 'switch', 1, 0, 1)
+    for side, sw, pod in (('l', left, 0), ('r', right, 1)):
+        for i in range(n):
+            b.link(sw, b.host('h%s%d' % (side, i), pod,
+                              '10.0.%d.%d' % (pod, i + 2)))
+    b.link(left, right, bottleneck_bps)
+    return b.g
+
+
+TOPOLOGIES = {'fattree': fat_tree, 'leafspine': leaf_spine,
+              'dumbbell': dumbbell}
+
+
+def build(name, *args, **kwargs):
+    """Build a registered topology by name: build('fattree', 4)."""
+    try:
+        fn = TOPOLOGIES[name]
+    except KeyError:
+        raise TopologyError('unknown topology %r (known: %s)'
+                            % (name, ', '.join(sorted(TOPOLOGIES)))) from None
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as e:
+        raise TopologyError('%s: %s' % (name, e)) from None
+
+
+def parse_spec(spec):
+    """'fattree,4' or 'leafspine,2,2,4' (Mininet's --topo syntax) ->
+    graph. Integer arguments only; keyword form k=v is accepted too."""
+    parts = [p.strip() for p in str(spec).split(',') if p.strip()]
+    if not parts:
+        raise TopologyError('empty topology spec')
+    args, kwargs = [], {}
+    for p in parts[1:]:
+        key, _, val = p.rpartition('=')
+        try:
+            num = int(val)
+        except ValueError:
+            try:
+                num = float(val)
+            except ValueError:
+                raise TopologyError('topology %r: argument %r is not a '
+                                    'number' % (spec, p)) from None
+        if key:
+            kwargs[key] = num
+        else:
+            args.append(num)
+    return build(parts[0], *args, **kwargs)
+
+
+# --- queries -------------------------------------------------------------
+
+def hosts(g):
+    return sorted((n for n, d in g.nodes(data=True) if d['role'] == HOST),
+                  key=_natural)
+
+
+def switches(g):
+    return sorted((n for n, d in g.nodes(data=True) if d['role'] != HOST),
+                  key=_natural)
+
+
+def _natural(name):
+    out, num = [], ''
+    for ch in name + '\0':
+        if ch.isdigit():
+            num += ch
+            continue
+        if num:
+            out.append((1, int(num), ''))
+            num = ''
+        out.append((0, 0, ch))
+    return out
+
+
+def port(g, node, neighbor):
+    return g[node][neighbor]['ports'][node]
+
+
+def neighbor_on_port(g, node, port_no):
+    for m in g[node]:
+        if g[node][m]['ports'][node] == port_no:
+            return m
+    raise KeyError('%s has no port %d' % (node, port_no))
+
+
+def by_dpid(g):
+    return {d['dpid']: n for n, d in g.nodes(data=True) if d['role'] != HOST}
+
+
+def host_by_ip(g):
+    return {d['ip']: n for n, d in g.nodes(data=True) if d['role'] == HOST}
+
+
+def link_id(u, v):
+    """A stable name for an undirected link: 'a-b' with a < b naturally."""
+    a, b = sorted((u, v), key=_natural)
+    return '%s-%s' % (a, b)
+
+
+# --- serialisation -------------------------------------------------------
+
+def to_dict(g):
+    data = nx.node_link_data(g, edges='links')
+    return data
+
+
+def from_dict(data):
+    g = nx.node_link_graph(data, edges='links')
+    for u, v, d in g.edges(data=True):
+        d['ports'] = {str(k): int(p) for k, p in d['ports'].items()}
+    return g
+
+
+def save(g, path):
+    with open(path, 'w') as f:
+        json.dump(to_dict(g), f, indent=1, sort_keys=True)
+
+
+def load(path):
+    with open(path) as f:
+        return from_dict(json.load(f))
