@@ -1,0 +1,180 @@
+"""The `netsched` command."""
+import argparse
+import json
+import os
+import sys
+import time
+
+from . import __version__
+from . import topology as topo
+from .errors import NetschedError
+
+
+def _fabric_args(p, default_topology='fattree,4'):
+    p.add_argument('--topology', default=default_topology,
+                   help="topology spec, Mininet style (default %(default)s;"
+                        " also leafspine,L,S,H and dumbbell,N)")
+    p.add_argument('--link-mbps', type=float, default=20.0,
+                   help='emulated rate of the fastest link (default 20)')
+    p.add_argument('--queues', type=int, default=8,
+                   help='strict-priority classes per port (1..8, default 8)')
+    p.add_argument('--mtu', type=int, default=9000)
+
+
+def _fabric(a, log):
+    from .emulator import Fabric
+    return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
+                  queues=a.queues, mtu=a.mtu, log=log)
+
+
+def cmd_demo(a):
+    """k=4 fat-tree: all-pairs reachability, cross-pod throughput."""
+    from . import measure
+    log = _logger()
+    g = topo.parse_spec(a.topology)
+    hosts = topo.hosts(g)
+    src, dst = hosts[0], hosts[-1]
+    with _fabric(a, log) as fab:
+        log('checking reachability of all %d host pairs'
+            % (len(hosts) * (len(hosts) - 1)))
+        failed = measure.reachability(fab)
+        log('measuring TCP throughput %s -> %s for %d s'
+            % (src, dst, a.seconds))
+        f = measure.Flow(src, dst, 40001, 5201, a.seconds)
+        measure.run_iperf(fab, [f])
+        path = ' > '.join(measure.routing.path(g, f.five_tuple(g)))
+        up = dict(fab.timings)
+    down = fab.timings['teardown_s']
+    rate = f.mean_bps(skip_s=1)
+    best = a.link_mbps * 1e6 * measure.goodput_efficiency(a.mtu)
+    print('\nnetsched demo: %s, %d hosts, %d switches, %.4g Mbit/s links, '
+          'Q=%d, MTU %d' % (a.topology, len(hosts), len(topo.switches(g)),
+                            a.link_mbps, a.queues, a.mtu))
+    print('  start-up            %6.1f s' % up['startup_s'])
+    print('  reachability        %d/%d pairs, %.0f%% loss'
+          % (len(hosts) * (len(hosts) - 1) - len(failed),
+             len(hosts) * (len(hosts) - 1),
+             100.0 * len(failed) / max(1, len(hosts) * (len(hosts) - 1))))
+    print('  cross-pod TCP       %6.2f Mbit/s (%.0f%% of the link rate, '
+          '%.0f%% of the best TCP goodput)'
+          % (rate / 1e6, 100 * rate / (a.link_mbps * 1e6), 100 * rate / best))
+    print('  path                %s' % path)
+    print('  teardown            %6.1f s' % down)
+    return 0 if not failed and rate > 0 else 1
+
+
+def cmd_up(a):
+    """Bring a fabric up and keep it up until Ctrl-C or SIGTERM."""
+    log = _logger()
+    with _fabric(a, log) as fab:
+        log('control socket: %s' % fab.socket_path)
+        log('hosts: %s' % ', '.join('%s=%s' % (h, fab.ip(h))
+                                   for h in topo.hosts(fab.g)[:8])
+            + (' ...' if len(fab.g) > 8 else ''))
+        if a.cli:
+            from mininet.cli import CLI
+            CLI(fab.net)
+        else:
+            log('up; Ctrl-C tears it down')
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                pass
+    log('torn down in %.1f s' % fab.timings['teardown_s'])
+    return 0
+
+
+def cmd_controller(a):
+    """Run netsched's Ryu app in the foreground (for plain Mininet)."""
+    from . import control
+    from .emulator import CONTROLLER_APP, CONTROLLER_LAUNCHER, ROOT
+    g = topo.parse_spec(a.topology)
+    os.makedirs(os.path.dirname(os.path.abspath(a.socket)), exist_ok=True)
+    desc = os.path.abspath(a.socket) + '.fabric.json'
+    with open(desc, 'w') as f:
+        json.dump(control.fabric_description(g, a.queues,
+                                             os.path.abspath(a.socket)), f)
+    env = dict(os.environ, NETSCHED_FABRIC=desc,
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    args = [sys.executable, CONTROLLER_LAUNCHER, '--ofp-tcp-listen-port',
+            str(a.port), CONTROLLER_APP]
+    os.execve(sys.executable, args, env)
+
+
+def cmd_clean(a):
+    from . import runstate
+    n = runstate.clean()
+    print('cleaned %d run(s)' % n)
+    return 0
+
+
+def cmd_topo(a):
+    g = topo.parse_spec(a.spec)
+    if a.json:
+        json.dump(topo.to_dict(g), sys.stdout, indent=1, sort_keys=True)
+        print()
+        return 0
+    roles = {}
+    for _, d in g.nodes(data=True):
+        roles[d['role']] = roles.get(d['role'], 0) + 1
+    print('%s: %d nodes, %d links; %s' % (
+        a.spec, g.number_of_nodes(), g.number_of_edges(),
+        ', '.join('%d %s' % (n, r) for r, n in sorted(roles.items()))))
+    return 0
+
+
+def _logger():
+    t0 = time.monotonic()
+
+    def log(msg):
+        print('[%6.1fs] %s' % (time.monotonic() - t0, msg), flush=True)
+    return log
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(
+        prog='netsched', description='Network flow and coflow scheduling '
+        'emulator for distributed deep-learning clusters.')
+    ap.add_argument('--version', action='version', version=__version__)
+    sub = ap.add_subparsers(dest='command', required=True)
+    p = sub.add_parser('demo', help='default job: bring up a k=4 fat-tree, '
+                       'check reachability, measure throughput, tear down')
+    _fabric_args(p)
+    p.add_argument('--seconds', type=int, default=5)
+    p.set_defaults(fn=cmd_demo)
+    p = sub.add_parser('up', help='bring a fabric up until Ctrl-C')
+    _fabric_args(p)
+    p.add_argument('--cli', action='store_true', help='open the Mininet CLI')
+    p.set_defaults(fn=cmd_up)
+    p = sub.add_parser('controller', help="run netsched's Ryu controller in "
+                       'the foreground (for `mn --custom topologies/...`)')
+    p.add_argument('--topology', default='fattree,4')
+    p.add_argument('--queues', type=int, default=8)
+    p.add_argument('--port', type=int, default=6653)
+    p.add_argument('--socket', default='/run/netsched/ctl.sock')
+    p.set_defaults(fn=cmd_controller)
+    p = sub.add_parser('clean', help='remove what killed runs left behind '
+                       '(by recorded names and pids)')
+    p.set_defaults(fn=cmd_clean)
+    p = sub.add_parser('topo', help='describe a topology')
+    p.add_argument('spec')
+    p.add_argument('--json', action='store_true')
+    p.set_defaults(fn=cmd_topo)
+    return ap
+
+
+def main(argv=None):
+    a = build_parser().parse_args(argv)
+    try:
+        return a.fn(a) or 0
+    except NetschedError as e:
+        print('netsched: error: %s' % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print('netsched: interrupted; torn down', file=sys.stderr)
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())
