@@ -123,8 +123,9 @@ def route_rules(g, switch):
         rules.append(FlowMod(FORWARD_TABLE, 100,
                              _m(eth_type=ETH_ARP, arp_tpa=ip),
                              (('output', ports[0]),), cookie=ck))
+    sw_salt = routing.salt(g, switch)
     for ports, sid in sorted(set_ids.items(), key=lambda x: x[1]):
-        rules += ecmp_rules(ports, sid, ck)
+        rules += ecmp_rules(ports, sid, sw_salt, ck)
     return rules
 
 
@@ -132,8 +133,9 @@ def _ip_bits(v):
     return str(ipaddress.IPv4Address(v))
 
 
-def ecmp_rules(ports, set_id, ck=0):
-    """Table-2 rules that pick one of ports by routing's 5-tuple hash."""
+def ecmp_rules(ports, set_id, salt=0, ck=0):
+    """Table-2 rules that pick one of ports by routing's 5-tuple hash
+    (as read by a switch with this salt)."""
     n = len(ports)
     b = routing.hash_bits(n)
     mask = (1 << b) - 1
@@ -150,7 +152,8 @@ def ecmp_rules(ports, set_id, ck=0):
                 if f in ('ipv4_src', 'ipv4_dst'):
                     match[f] = (_ip_bits(val), _ip_bits(mask))
                 else:
-                    match[_HASH_FIELD[proto][f]] = (val, mask)
+                    sh = routing.field_shift(f, n, salt)
+                    match[_HASH_FIELD[proto][f]] = (val << sh, mask << sh)
             out = ports[routing.bucket_to_index(v, n)]
             rules.append(FlowMod(ECMP_TABLE, prio, _m(**match),
                                  (('output', out),), cookie=ck))
@@ -186,7 +189,7 @@ def check_match(match):
                 or v > 0xffff:
             raise ConfigError('match: %s=%r is not a valid number' % (k, v))
         out[k] = v
-    for k in out:
+    for k in list(out):
         if k in _L4:
             proto = out.setdefault('ip_proto', _L4[k])
             if proto != _L4[k]:

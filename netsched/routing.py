@@ -14,6 +14,12 @@ up to four fields -- L4 source port, L4 destination port, IPv4 source,
 IPv4 destination (at most 8 bits in all, fields taken in that order) --
 XORs them and maps the b-bit value v to next hop floor(v * n / 2**b).
 Packets without L4 ports hash on the IPv4 addresses only.
+
+If every switch read the same bits, the choices made at successive tiers
+would be correlated (polarisation: on a k=4 fat-tree only 2 of the 4
+inter-pod paths would ever be used). So a switch reads the L4 port bits
+at an offset of salt * b, where its salt is its tier: hop distance to the
+nearest host minus one (edge 0, aggregation 1, core 2).
 """
 import ipaddress
 import math
@@ -58,17 +64,30 @@ def _field_values(ft):
             'ipv4_dst': int(ipaddress.IPv4Address(ft.dst))}
 
 
-def ecmp_index(ft, n):
-    """Index of the next hop (0..n-1) that flow ft takes among n."""
+def field_shift(field, n, salt):
+    """Bit offset at which a switch with this salt reads a field."""
+    if field in ('l4_src', 'l4_dst'):
+        b = hash_bits(n)
+        return (salt % (16 // b)) * b
+    return 0
+
+
+def ecmp_index(ft, n, salt=0):
+    """Index of the next hop (0..n-1) that flow ft takes among n at a
+    switch with the given salt."""
     if n <= 1:
         return 0
-    b = hash_bits(n)
-    mask = (1 << b) - 1
+    mask = (1 << hash_bits(n)) - 1
     values = _field_values(ft)
     v = 0
     for f in hash_fields(n, ft.proto in (TCP, UDP)):
-        v ^= values[f] & mask
+        v ^= (values[f] >> field_shift(f, n, salt)) & mask
     return bucket_to_index(v, n)
+
+
+def salt(g, switch):
+    """A switch's tier: hop distance to the nearest host minus one."""
+    return min(d[switch] for d in _dist(g).values()) - 1
 
 
 _DIST_CACHE = weakref.WeakKeyDictionary()
@@ -118,7 +137,7 @@ def path(g, ft):
         hops = next_hops(g, node, dst)
         if not hops:
             raise ValueError('%s cannot reach %s' % (src, dst))
-        node = hops[ecmp_index(ft, len(hops))]
+        node = hops[ecmp_index(ft, len(hops), salt(g, node))]
         nodes.append(node)
     return nodes
 

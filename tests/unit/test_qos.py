@@ -1,0 +1,64 @@
+import pytest
+
+from netsched import qos
+from netsched.errors import ConfigError
+
+
+def test_class_to_dscp():
+    assert [qos.class_dscp(c) for c in range(8)] == \
+        [56, 48, 40, 32, 24, 16, 8, 0]
+    assert qos.class_dscp(0, 4) == 56 and qos.class_dscp(3, 4) == 32
+
+
+@pytest.mark.parametrize('dscp,q,cls', [
+    (56, 8, 0), (48, 8, 1), (0, 8, 7), (46, 8, 2),   # EF = precedence 5
+    (0, 4, 3), (56, 4, 0), (40, 4, 2), (32, 4, 3), (8, 4, 3), (63, 2, 0),
+    (0, 1, 0), (56, 1, 0)])
+def test_dscp_to_class(dscp, q, cls):
+    assert qos.dscp_class(dscp, q) == cls
+
+
+def test_round_trip_every_class():
+    for q in range(1, 9):
+        for c in range(q):
+            assert qos.dscp_class(qos.class_dscp(c, q), q) == c
+
+
+def test_rank_class():
+    assert [qos.rank_class(r, 4) for r in range(7)] == [0, 1, 2, 3, 3, 3, 3]
+
+
+@pytest.mark.parametrize('q', [0, 9, -1, 2.5, True])
+def test_bad_queue_count(q):
+    with pytest.raises(ConfigError, match='queues'):
+        qos.check_queues(q)
+
+
+def test_bad_class_and_dscp():
+    with pytest.raises(ConfigError, match='class must be'):
+        qos.class_dscp(4, 4)
+    with pytest.raises(ConfigError, match='DSCP'):
+        qos.dscp_class(64)
+
+
+def test_tc_batch_strict_priority_tree():
+    lines = qos.tc_batch('s1-eth3', 20e6, 4, 9000, 32)
+    assert lines[0] == 'qdisc add dev s1-eth3 root handle 1: htb default 13'
+    classes = [l for l in lines if l.startswith('class add') and 'parent 1:1 ' in l]
+    assert len(classes) == 4
+    for c, line in enumerate(classes):
+        assert 'classid 1:%d' % (10 + c) in line and ' prio %d ' % c in line
+        assert 'ceil 20000000bit' in line and 'rate 100000bit' in line
+    leaves = [l for l in lines if 'pfifo limit 32' in l]
+    assert len(leaves) == 4
+    filters = [l for l in lines if l.startswith('filter')]
+    # the lowest class is the default: no filter for it
+    assert [f.split('tos ')[1] for f in filters] == [
+        '0xe0 0xe0 flowid 1:10', '0xc0 0xe0 flowid 1:11',
+        '0xa0 0xe0 flowid 1:12']
+
+
+def test_tc_batch_single_class_is_fifo():
+    lines = qos.tc_batch('x', 10e6, 1, 1500, 100)
+    assert not [l for l in lines if l.startswith('filter')]
+    assert 'rate 10000000bit ceil 10000000bit' in lines[2]
