@@ -135,8 +135,9 @@ def main():
     say('  k=4 start-up %.1f s (mean of %d), teardown %.1f s'
         % (sum(ups) / len(ups), len(ups), sum(downs) / len(downs)))
     for n, r in best.items():
-        say('  %d flows: every flow >= 90%% of fair share up to %s Mbit/s'
-            % (n, r if r is not None else '(none of the rates tested)'))
+        say('  %d flows: every flow >= 90%% of fair share up to %s'
+            % (n, '%g Mbit/s' % r if r is not None else
+               'none of the rates tested'))
     if sizes:
         k = max(sizes)
         say('  largest fat-tree started: k=%d in %.1f s' % (k, sizes[k]['startup_s']))
