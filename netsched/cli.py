@@ -6,6 +6,7 @@ import sys
 import time
 
 from . import __version__
+from . import routing
 from . import topology as topo
 from .errors import NetschedError
 
@@ -42,7 +43,7 @@ def cmd_demo(a):
             % (src, dst, a.seconds))
         f = measure.Flow(src, dst, 40001, 5201, a.seconds)
         measure.run_iperf(fab, [f])
-        path = ' > '.join(measure.routing.path(g, f.five_tuple(g)))
+        path = ' > '.join(routing.path(g, f.five_tuple(g)))
         up = dict(fab.timings)
     down = fab.timings['teardown_s']
     rate = f.mean_bps(skip_s=1)

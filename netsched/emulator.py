@@ -10,6 +10,7 @@ and removes exactly what the run created. Before creating anything the
 run records the names it will use (runstate.py), so `netsched clean` can
 finish the job if the process is killed outright.
 """
+import json
 import os
 import signal
 import socket
@@ -122,6 +123,7 @@ class Fabric:
         self.state = None
         self.ryu = None
         self.socket_path = None
+        self.sndbuf = None
         self.timings = {}
         self._procs = []
         self._old_handlers = None
@@ -208,7 +210,8 @@ class Fabric:
         if self.use_controller:
             self._wait_ready()
         self.timings['switches_ready_s'] = time.monotonic() - t3
-        self._warm_up()
+        if self.use_controller:         # without routes nothing crosses
+            self._warm_up()
         self.timings['startup_s'] = time.monotonic() - t0
         self.log('fabric up: %d hosts, %d switches, links %.4g Mbit/s, '
                  'Q=%d, MTU %d (%.1f s)'
@@ -260,7 +263,6 @@ class Fabric:
         self.socket_path = os.path.join(self.state.dir, 'ctl.sock')
         desc_path = os.path.join(self.state.dir, 'fabric.json')
         with open(desc_path, 'w') as f:
-            import json
             json.dump(control.fabric_description(
                 self.g, self.queues, self.socket_path), f)
         env = dict(os.environ, NETSCHED_FABRIC=desc_path,

@@ -19,13 +19,13 @@ def goodput_efficiency(mtu):
 def reachability(fab):
     """Ping every ordered host pair once; returns the failing pairs."""
     names = topo.hosts(fab.g)
+    by_ip = topo.host_by_ip(fab.g)
     failed = []
     for src in names:
         ips = ' '.join(fab.ip(d) for d in names if d != src)
         out = fab.host(src).cmd(
             'for ip in %s; do ping -c1 -W1 -q $ip >/dev/null 2>&1 '
             '&& echo ok $ip || echo fail $ip; done' % ips)
-        by_ip = topo.host_by_ip(fab.g)
         failed += [(src, by_ip[line.split()[1]]) for line in out.splitlines()
                    if line.startswith('fail ')]
     return failed

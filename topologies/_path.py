@@ -14,3 +14,17 @@ def add(filename):
     for p in reversed(extra):
         if p not in sys.path:
             sys.path.insert(0, p)
+
+
+def topos(filename, name, builder, *params):
+    """`topos` dict for Mininet: name -> function of the builder's
+    integer parameters (Mininet passes them as strings)."""
+    add(filename)
+    from netsched import topology
+    from netsched.emulator import mininet_topo
+    build = getattr(topology, builder)
+
+    def make(*args):
+        return mininet_topo(build(*(int(a) for a in args)))
+    make.__doc__ = '%s(%s)' % (name, ', '.join(params))
+    return {name: make}

@@ -1,24 +1,16 @@
 """Dumbbell (netsched.topology.dumbbell) as a Mininet topology.
 
-    mn --custom topologies/fattree.py --topo dumbbell,2 \
-       --switch ovs,datapath=user --controller remote,port=6653
+    mn --custom topologies/dumbbell.py --topo dumbbell,2 \
+       --switch ovs,datapath=user,protocols=OpenFlow13 \
+       --controller remote,ip=127.0.0.1,port=6653
 with `netsched controller --topology dumbbell,2` running for the routes.
 """
 import inspect
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(
-    inspect.currentframe().f_code.co_filename)))
+_here = inspect.currentframe().f_code.co_filename   # mn exec()s: no __file__
+sys.path.insert(0, os.path.dirname(os.path.abspath(_here)))
 import _path  # noqa: E402
 
-_path.add(inspect.currentframe().f_code.co_filename)
-from netsched.emulator import mininet_topo  # noqa: E402
-from netsched.topology import dumbbell as dumbbell_graph  # noqa: E402
-
-
-def dumbbell(n=2):
-    return mininet_topo(dumbbell_graph(int(n)))
-
-
-topos = {'dumbbell': dumbbell}
+topos = _path.topos(_here, 'dumbbell', 'dumbbell', 'n')

@@ -1,24 +1,16 @@
 """Leaf-spine Clos (netsched.topology.leaf_spine) as a Mininet topology.
 
-    mn --custom topologies/fattree.py --topo leafspine,2,2,4 \
-       --switch ovs,datapath=user --controller remote,port=6653
+    mn --custom topologies/leafspine.py --topo leafspine,2,2,4 \
+       --switch ovs,datapath=user,protocols=OpenFlow13 \
+       --controller remote,ip=127.0.0.1,port=6653
 with `netsched controller --topology leafspine,2,2,4` running for the routes.
 """
 import inspect
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(
-    inspect.currentframe().f_code.co_filename)))
+_here = inspect.currentframe().f_code.co_filename   # mn exec()s: no __file__
+sys.path.insert(0, os.path.dirname(os.path.abspath(_here)))
 import _path  # noqa: E402
 
-_path.add(inspect.currentframe().f_code.co_filename)
-from netsched.emulator import mininet_topo  # noqa: E402
-from netsched.topology import leaf_spine  # noqa: E402
-
-
-def leafspine(leaves=2, spines=2, hosts_per_leaf=4):
-    return mininet_topo(leaf_spine(int(leaves), int(spines), int(hosts_per_leaf)))
-
-
-topos = {'leafspine': leafspine}
+topos = _path.topos(_here, 'leafspine', 'leaf_spine', 'leaves', 'spines', 'hosts_per_leaf')
