@@ -103,6 +103,69 @@ def cmd_controller(a):
     os.execve(sys.executable, args, env)
 
 
+def _experiment(a):
+    from . import experiment
+    return experiment.load(a.experiment, backend=getattr(a, 'backend', None),
+                           policy=getattr(a, 'policy', None),
+                           trace=getattr(a, 'trace', None))
+
+
+def cmd_check(a):
+    """Validate an experiment without running it (no root needed)."""
+    from . import models, workload
+    exp = _experiment(a)
+    g = exp.graph()
+    print('%s: ok' % a.experiment)
+    print('  backend %s, policy %s, seed %d, topology %s (%d hosts), '
+          'links %.4g Gbit/s, scale %g (emulated links %.4g Mbit/s), '
+          'queues %s' % (exp.backend, exp.policy, exp.seed, exp.topology,
+                         len(topo.hosts(g)), exp.link_bps / 1e9, exp.scale,
+                         exp.link_bps / exp.scale / 1e6,
+                         'exact' if exp.queues is None else exp.queues))
+    if exp.jobs or exp.tuning:
+        plan = workload.build(exp)
+        for jid, jp in plan.jobs.items():
+            m = models.get(jp.model, exp.base_dir)
+            print('  job %-12s %-9s %-4s %d workers%s, %d iterations, '
+                  'arrives %.2f s, %.1f MB gradients, %.1f MB per iteration'
+                  % (jid, jp.model, jp.pattern, len(jp.workers),
+                     ' + %d PS' % len(jp.servers) if jp.servers else '',
+                     jp.iterations, jp.arrival_s, m.bytes / 2 ** 20,
+                     jp.bytes_per_iteration / 2 ** 20))
+        for st in plan.stages:
+            print('  stage %s: %d configurations, %d go on'
+                  % (st.id, len(st.jobs), len(st.survivors)))
+        print('  %d tasks, %d connections' % (len(plan.tasks),
+                                               len(plan.conns)))
+    if exp.trace:
+        from . import trace
+        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
+                                 exp.trace.time_scale)
+        if ports > len(topo.hosts(g)):
+            from .errors import ConfigError
+            raise ConfigError('%s: trace: %d ports but the topology has %d '
+                              'hosts' % (a.experiment, ports,
+                                         len(topo.hosts(g))))
+        print('  trace %s: %d ports, %d coflows, %d flows'
+              % (exp.trace.path, ports, len(cofs),
+                 sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+    return 0
+
+
+def cmd_run(a):
+    """Run an experiment on the chosen backend and report."""
+    from . import run
+    exp = _experiment(a)
+    log = _logger()
+    out, summary = run.execute(exp, a.out, say=log)
+    print()
+    print(run.table(summary))
+    print('results: %s' % out)
+    for p in summary['plots']:
+        print('plot: %s' % p)
+    return 0
+
+
 def cmd_clean(a):
     from . import runstate
     n = runstate.clean()
@@ -155,6 +218,20 @@ def build_parser():
     p.add_argument('--port', type=int, default=6653)
     p.add_argument('--socket', default='/run/netsched/ctl.sock')
     p.set_defaults(fn=cmd_controller)
+    for name, fn, hlp in (
+            ('run', cmd_run, 'run an experiment file'),
+            ('check', cmd_check, 'validate an experiment file (no root)')):
+        p = sub.add_parser(name, help=hlp)
+        p.add_argument('experiment', help='experiment YAML file')
+        p.add_argument('--backend', choices=('emu', 'sim'),
+                       help="override the file's backend")
+        p.add_argument('--policy', help="override the file's policy")
+        p.add_argument('--trace', help="coflow trace file (overrides the "
+                       "file's trace.path)")
+        if name == 'run':
+            p.add_argument('--out', help='output directory (default '
+                           'results/<name>-<backend>-<policy>-<time>)')
+        p.set_defaults(fn=fn)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)

@@ -153,8 +153,23 @@ def dumbbell(n, link_bps=DEFAULT_LINK_BPS, bottleneck_bps=None):
     return b.g
 
 
+def big_switch(n, link_bps=DEFAULT_LINK_BPS):
+    """n hosts h{i} (i = 0..n-1) on one non-blocking switch x0: only the
+    host ports are bottlenecks (the coflow literature's model of a
+    data-center fabric; a coflow trace's rack i is host h{i}). Switch port
+    i+1 -> host i; host i is 10.1.(i // 250).(i % 250 + 2)."""
+    _check_int('big_switch', 'n', n, 1, 250 * 250)
+    _check_rate('big_switch', link_bps)
+    b = _Builder('bigswitch', link_bps, kind='bigswitch', params={'n': n})
+    sw = b.switch('x0', 'switch', None, 0, 0)
+    for i in range(n):
+        b.link(sw, b.host('h%d' % i, None,
+                          '10.1.%d.%d' % (i // 250, i % 250 + 2)))
+    return b.g
+
+
 TOPOLOGIES = {'fattree': fat_tree, 'leafspine': leaf_spine,
-              'dumbbell': dumbbell}
+              'dumbbell': dumbbell, 'bigswitch': big_switch}
 
 
 def build(name, *args, **kwargs):

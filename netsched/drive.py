@@ -1,0 +1,191 @@
+"""Workload drivers for the simulator: they start flows on the engine at
+the right moments and react to flows finishing."""
+import numpy as np
+
+from .errors import ConfigError
+
+
+class TraceDriver:
+    """Releases every coflow of a trace at its arrival time (the
+    conventional reading). Rack i is the topology's i-th host."""
+
+    def __init__(self, coflows, hosts, ports):
+        if ports > len(hosts):
+            raise ConfigError('the trace has %d ports but the topology only '
+                              '%d hosts' % (ports, len(hosts)))
+        self.coflows = coflows
+        self.hosts = hosts
+        self.left = {}
+
+    def start(self, eng):
+        self.eng = eng
+        for c in self.coflows:
+            eng.at(c.arrival_s, self._arrive, c)
+
+    def _arrive(self, c):
+        eng = self.eng
+        idx = eng.coflow(c.id, eng.now)
+        eng.log.write(eng.now, 'coflow', coflow=c.id, bytes=c.bytes,
+                      width=len(c.mappers) * len(c.reducers))
+        src, dst, size = c.flows()
+        h = np.array(self.hosts, dtype=object)
+        src, dst = h[src], h[dst]
+        if not eng.net.big_switch:              # same host: no network
+            keep = src != dst
+            src, dst, size = src[keep], dst[keep], size[keep]
+        keep = size > 0
+        src, dst, size = src[keep], dst[keep], size[keep]
+        if len(size) == 0:
+            eng.log.write(eng.now, 'coflow_end', coflow=c.id)
+            return
+        self.left[idx] = len(size)
+        # a distinct source port per mapper: ECMP spreads a coflow's flows
+        sport = [40000 + int(i) % 20000 for i in range(len(size))]
+        eng.add_flows(list(src), list(dst), size, idx, sport=sport,
+                      dport=[5001] * len(size))
+
+    def on_flows_done(self, ids):
+        eng = self.eng
+        cof = eng.flows['coflow'][ids]
+        for c, n in zip(*np.unique(cof, return_counts=True)):
+            self.left[c] -= n
+            if self.left[c] == 0:
+                del self.left[c]
+                eng.log.write(eng.now, 'coflow_end',
+                              coflow=eng.coflow_names[c])
+
+
+class PlanDriver:
+    """Executes a workload task graph (netsched.workload) on the engine:
+    compute phases are timers, sends are flows queued per connection,
+    marks and barriers are logged."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        tasks = plan.tasks
+        self.pending = [len(t.deps) for t in tasks]
+        self.dependents = [[] for _ in tasks]
+        for t in tasks:
+            for d in t.deps:
+                self.dependents[d].append(t.id)
+        self.conn_queue = {c.id: [] for c in plan.conns}
+        self.conn_busy = {c.id: False for c in plan.conns}
+        self.coflow_left = {}
+        for t in tasks:
+            if t.kind == 'send':
+                self.coflow_left[t.coflow] = self.coflow_left.get(
+                    t.coflow, 0) + 1
+        self.marks_left = {}
+        for t in tasks:
+            if t.kind == 'mark':
+                key = (t.job, t.iter)
+                self.marks_left[key] = self.marks_left.get(key, 0) + 1
+        self.started_jobs = set()
+        self.open_coflows = set()
+        self.done = 0
+        self.stage_of = {st.barrier: st for st in plan.stages}
+        self.next_stage = {(st.group, st.index): st for st in plan.stages}
+
+    def start(self, eng):
+        self.eng = eng
+        for t in self.plan.tasks:
+            if not t.deps:
+                eng.at(t.not_before, self._ready, t)
+        for st in self.plan.stages:
+            if st.index == 0:
+                arrival = min(self.plan.jobs[j].arrival_s for j in st.jobs)
+                eng.at(arrival, self._stage_start, st)
+
+    def _stage_start(self, st):
+        self.eng.log.write(self.eng.now, 'stage_start', stage=st.id,
+                           group=st.group, jobs=list(st.jobs))
+
+    def _ready(self, t):
+        eng = self.eng
+        if t.not_before > eng.now:
+            eng.at(t.not_before, self._ready, t)
+            return
+        if t.job not in self.started_jobs and t.kind == 'compute':
+            self.started_jobs.add(t.job)
+            eng.log.write(eng.now, 'job_start', job=t.job)
+        if t.kind == 'send':
+            if t.coflow not in self.open_coflows:
+                self.open_coflows.add(t.coflow)
+                eng.coflow(t.coflow, eng.now, t.job)
+                eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
+                              iter=t.iter,
+                              bytes=self.plan.coflow_bytes[t.coflow])
+            self.conn_queue[t.conn].append(t)
+            if not self.conn_busy[t.conn]:
+                self._send_next(t.conn)
+        elif t.kind == 'compute' and t.dur > 0:
+            eng.at(eng.now + t.dur, self._done, t)
+        else:
+            self._done(t)
+
+    def _send_next(self, conn):
+        q = self.conn_queue[conn]
+        if not q:
+            self.conn_busy[conn] = False
+            return
+        t = q.pop(0)
+        self.conn_busy[conn] = True
+        c = self.plan.conns[conn]
+        self.eng.add_flows([t.host], [t.dst], [t.bytes],
+                           self.eng.coflow(t.coflow, self.eng.now, t.job),
+                           tags=[t], sport=[c.sport], dport=[c.dport])
+
+    def on_flows_done(self, ids):
+        for i in ids.tolist():
+            t = self.eng.flow_tag[i]
+            self._send_next(t.conn)
+            self._done(t)
+
+    def _done(self, t):
+        eng = self.eng
+        self.done += 1
+        if t.kind == 'send':
+            self.coflow_left[t.coflow] -= 1
+            if self.coflow_left[t.coflow] == 0:
+                eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
+        elif t.kind == 'mark':
+            jp = self.plan.jobs[t.job]
+            eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,
+                          iter=t.iter, loss=round(jp.loss_at(t.iter + 1), 6))
+            key = (t.job, t.iter)
+            self.marks_left[key] -= 1
+            if self.marks_left[key] == 0 and t.iter == jp.iterations - 1:
+                eng.log.write(eng.now, 'job_end', job=t.job)
+        elif t.kind == 'barrier':
+            st = self.stage_of[t.id]
+            eng.log.write(eng.now, 'stage_end', stage=st.id, group=st.group,
+                          survivors=list(st.survivors))
+            nxt = self.next_stage.get((st.group, st.index + 1))
+            if nxt is not None:
+                self._stage_start(nxt)
+        for d in self.dependents[t.id]:
+            self.pending[d] -= 1
+            if self.pending[d] == 0:
+                self._ready(self.plan.tasks[d])
+
+
+class Together:
+    """Several drivers on one engine (a trace next to DL jobs): flows
+    tagged with a plan task go to the plan driver, the rest to the
+    trace driver."""
+
+    def __init__(self, trace, plan):
+        self.trace, self.plan = trace, plan
+
+    def start(self, eng):
+        self.eng = eng
+        self.trace.start(eng)
+        self.plan.start(eng)
+
+    def on_flows_done(self, ids):
+        tagged = np.array([self.eng.flow_tag[i] is not None
+                           for i in ids.tolist()], dtype=bool)
+        if (~tagged).any():
+            self.trace.on_flows_done(ids[~tagged])
+        if tagged.any():
+            self.plan.on_flows_done(ids[tagged])

@@ -1,0 +1,369 @@
+"""Experiment files: read, check, and turn into one validated Experiment.
+
+An experiment is a YAML mapping; the keys are documented in
+experiments/README.md. Every problem is reported as a ConfigError that
+names the file, the key path and the bad value, before anything starts.
+
+Units. Everything in the file is in data-center units: link rates in
+Gbit/s (``link_gbps``) or bit/s (``link_bps``), tensor sizes from the
+model profiles in bytes, compute in ms, times in s. ``scale`` maps them
+to the emulator: emulated bytes = bytes / scale, emulated rates =
+rates / scale, and times are the same in both, so an emulated second is a
+data-center second. Results are reported in data-center units with the
+scale alongside (summary.json ``scale``; the CSVs carry both byte counts).
+"""
+import numbers
+import os
+from dataclasses import dataclass, field
+
+from . import topology as topo
+from .errors import ConfigError, TopologyError
+
+BACKENDS = ('emu', 'sim')
+PATTERNS = ('ring', 'ps')
+PLACEMENTS = ('random', 'packed')
+EMU_MAX_QUEUES = 8
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    id: str
+    model: str
+    pattern: str
+    workers: int
+    iterations: int
+    ps_shards: int = 1
+    arrival_s: float = None
+    placement: object = 'packed'      # 'random' | 'packed' | list of hosts
+    bucket_mb: float = 25.0
+    loss: tuple = None                # (beta0, beta1, beta2) or None
+    compute_scale: float = 1.0        # multiplies the profile's compute
+    group: str = None                 # tuning group id
+    stages: tuple = ()                # ((iterations, keep), ...) for tuning
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    path: str
+    limit: int = None                 # first N coflows only
+    time_scale: float = 1.0           # arrival times multiplied by this
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    path: str
+    topology: str
+    link_bps: float
+    scale: float
+    queues: object                    # int, or None: exact (sim only)
+    backend: str
+    seed: int
+    policy: str
+    policy_params: dict
+    jobs: tuple
+    tuning: tuple = ()
+    trace: TraceSpec = None
+    poisson_rate: float = None        # jobs/s for jobs without arrival_s
+    big_switch: bool = False
+    mtu: int = 9000
+    sample_s: float = 0.1
+    timeout_s: float = None
+    raw: dict = field(default=None, compare=False, repr=False)
+
+    def graph(self):
+        g = topo.parse_spec(self.topology)
+        for _, _, d in g.edges(data=True):
+            d['capacity_bps'] = float(self.link_bps)
+        return g
+
+    @property
+    def base_dir(self):
+        return os.path.dirname(os.path.abspath(self.path)) if self.path \
+            else os.getcwd()
+
+
+class _Checker:
+    """Reads keys out of one mapping, naming file and key path on error."""
+
+    def __init__(self, where, d):
+        if not isinstance(d, dict):
+            raise ConfigError('%s: must be a mapping, got %s'
+                              % (where, type(d).__name__))
+        self.where, self.d, self.used = where, d, set()
+
+    def fail(self, key, msg):
+        raise ConfigError('%s: %s: %s' % (self.where, key, msg))
+
+    def get(self, key, default=None, required=False):
+        self.used.add(key)
+        if key not in self.d or self.d[key] is None:
+            if required:
+                raise ConfigError('%s: missing key %r' % (self.where, key))
+            return default
+        return self.d[key]
+
+    def num(self, key, default=None, required=False, minimum=None,
+            positive=False, integer=False, maximum=None):
+        v = self.get(key, default, required)
+        if v is None:
+            return v
+        kind = numbers.Integral if integer else numbers.Real
+        if not isinstance(v, kind) or isinstance(v, bool):
+            self.fail(key, 'must be %s, got %r'
+                      % ('an integer' if integer else 'a number', v))
+        if positive and not v > 0:
+            self.fail(key, 'must be > 0, got %r' % v)
+        if minimum is not None and v < minimum:
+            self.fail(key, 'must be >= %s, got %r' % (minimum, v))
+        if maximum is not None and v > maximum:
+            self.fail(key, 'must be <= %s, got %r' % (maximum, v))
+        return v
+
+    def choice(self, key, options, default=None, required=False):
+        v = self.get(key, default, required)
+        if v is not None and v not in options:
+            self.fail(key, 'must be one of %s, got %r'
+                      % (', '.join(options), v))
+        return v
+
+    def string(self, key, default=None, required=False):
+        v = self.get(key, default, required)
+        if v is not None and not isinstance(v, str):
+            self.fail(key, 'must be a string, got %r' % (v,))
+        return v
+
+    def done(self):
+        extra = sorted(set(self.d) - self.used, key=str)
+        if extra:
+            raise ConfigError('%s: unknown key %r (known: %s)'
+                              % (self.where, extra[0],
+                                 ', '.join(sorted(self.used))))
+
+
+def _placement(c, key, hosts):
+    v = c.get(key, 'packed')
+    if isinstance(v, str):
+        if v not in PLACEMENTS:
+            c.fail(key, 'must be random, packed or a list of hosts, got %r'
+                   % v)
+        return v
+    if not isinstance(v, list) or not v:
+        c.fail(key, 'must be random, packed or a list of hosts, got %r'
+               % (v,))
+    for h in v:
+        if h not in hosts:
+            c.fail(key, 'host %r does not exist in the topology (hosts: %s)'
+                   % (h, ', '.join(hosts[:4]) + (' ...' if len(hosts) > 4
+                                                  else '')))
+    if len(set(v)) != len(v):
+        c.fail(key, 'lists a host twice: %r' % (v,))
+    return tuple(v)
+
+
+def _loss(c):
+    v = c.get('loss')
+    if v is None:
+        return None
+    lc = _Checker('%s: loss' % c.where, v)
+    b = (lc.num('beta0', required=True, positive=True),
+         lc.num('beta1', required=True, positive=True),
+         lc.num('beta2', required=True, minimum=0))
+    lc.done()
+    return tuple(float(x) for x in b)
+
+
+def _job(where, d, hosts, models_dir, index, group=None):
+    from . import models
+    c = _Checker(where, d)
+    jid = str(c.get('id', group and '%s' % group or 'job%d' % index))
+    model = c.string('model', required=True)
+    try:
+        models.get(model, models_dir)
+    except ConfigError as e:
+        c.fail('model', str(e))
+    pattern = c.choice('pattern', PATTERNS, required=True)
+    workers = c.num('workers', required=True, integer=True, minimum=1)
+    if pattern == 'ring' and workers < 2:
+        c.fail('workers', 'ring all-reduce needs at least 2 workers, got %d'
+               % workers)
+    shards = c.num('ps_shards', 1, integer=True, minimum=1)
+    if pattern != 'ps' and 'ps_shards' in d:
+        c.fail('ps_shards', 'only a ps job has parameter-server shards')
+    iterations = None if group else c.num('iterations', required=True,
+                                          integer=True, minimum=1)
+    arrival = c.num('arrival_s', None, minimum=0)
+    placement = _placement(c, 'placement', hosts)
+    need = workers + (shards if pattern == 'ps' else 0)
+    if isinstance(placement, tuple) and len(placement) != need:
+        c.fail('placement', 'lists %d hosts; this job needs %d (%d workers'
+               '%s)' % (len(placement), need, workers,
+                        ' + %d parameter servers' % shards
+                        if pattern == 'ps' else ''))
+    if need > len(hosts):
+        c.fail('workers', 'the job needs %d hosts; the topology has %d'
+               % (need, len(hosts)))
+    bucket = c.num('bucket_mb', 25.0, positive=True)
+    loss = _loss(c)
+    cscale = c.num('compute_scale', 1.0, minimum=0)
+    return c, JobSpec(jid, model, pattern, workers, iterations or 0,
+                      shards if pattern == 'ps' else 0,
+                      None if arrival is None else float(arrival), placement,
+                      float(bucket), loss, float(cscale))
+
+
+def _tuning(where, d, hosts, models_dir, index):
+    c, base = _job(where, d, hosts, models_dir, index,
+                   group=d.get('id', 'tuning%d' % index)
+                   if isinstance(d, dict) else None)
+    if isinstance(base.placement, tuple):
+        c.fail('placement', 'a tuning group takes random or packed')
+    configs = c.num('configs', required=True, integer=True, minimum=2)
+    stages = c.get('stages', required=True)
+    if not isinstance(stages, list) or not stages:
+        c.fail('stages', 'must be a non-empty list of {iterations, keep}')
+    out = []
+    for i, sd in enumerate(stages):
+        sc = _Checker('%s: stages[%d]' % (where, i), sd)
+        it = sc.num('iterations', required=True, integer=True, minimum=1)
+        last = i == len(stages) - 1
+        keep = sc.num('keep', None if last else 0.5, positive=True,
+                      maximum=1)
+        if last and keep is not None:
+            sc.fail('keep', 'the last stage ends the group; it keeps none')
+        sc.done()
+        out.append((it, keep))
+    c.done()
+    return base, configs, tuple(out)
+
+
+def _load_yaml(path):
+    import yaml
+    try:
+        with open(path) as f:
+            return yaml.safe_load(f)
+    except OSError as e:
+        raise ConfigError('%s: %s' % (path, e.strerror)) from None
+    except yaml.YAMLError as e:
+        raise ConfigError('%s: not valid YAML: %s' % (path, e)) from None
+
+
+def load(path, backend=None, policy=None, trace=None):
+    """Read and check an experiment file; CLI overrides win."""
+    return from_dict(_load_yaml(path), path, backend, policy, trace)
+
+
+def from_dict(d, path=None, backend=None, policy=None, trace=None):
+    where = path or 'experiment'
+    c = _Checker(where, d)
+    name = c.string('name', os.path.splitext(os.path.basename(path))[0]
+                    if path else 'experiment')
+    c.string('expect')
+    c.string('description')
+    spec = c.string('topology', required=True)
+    try:
+        g = topo.parse_spec(spec)
+    except TopologyError as e:
+        c.fail('topology', str(e))
+    hosts = topo.hosts(g)
+    if 'link_gbps' in d and 'link_bps' in d:
+        c.fail('link_bps', 'give link_gbps or link_bps, not both')
+    link_bps = c.num('link_bps', None, positive=True)
+    if link_bps is None:
+        link_bps = c.num('link_gbps', 10, positive=True) * 1e9
+    scale = c.num('scale', 1000, minimum=1)
+    backend = backend or c.choice('backend', BACKENDS, 'emu')
+    if backend not in BACKENDS:
+        raise ConfigError('backend must be one of %s, got %r'
+                          % (', '.join(BACKENDS), backend))
+    c.used.add('backend')
+    if d.get('queues') == 'exact':
+        if backend != 'sim':
+            c.fail('queues', "'exact' (no quantisation of policy ranks) is "
+                   "for the simulator; the emulator has 1..%d classes"
+                   % EMU_MAX_QUEUES)
+        c.used.add('queues')
+        queues = None
+    else:
+        queues = c.num('queues', 8, integer=True, minimum=1)
+    if backend == 'emu' and queues > EMU_MAX_QUEUES:
+        c.fail('queues', 'the emulator has at most %d priority classes per '
+               'port, got %d' % (EMU_MAX_QUEUES, queues))
+    seed = c.num('seed', 1, integer=True, minimum=0)
+    mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
+    sample_s = c.num('sample_s', 0.1, positive=True)
+    timeout_s = c.num('timeout_s', None, positive=True)
+    big = c.get('big_switch', False)
+    if not isinstance(big, bool):
+        c.fail('big_switch', 'must be true or false, got %r' % (big,))
+
+    from . import policies
+    pol = c.get('policy', 'fair')
+    if isinstance(pol, dict):
+        pc = _Checker('%s: policy' % where, dict(pol))
+        pname = pc.string('name', required=True)
+        params = {k: v for k, v in pol.items() if k != 'name'}
+    elif isinstance(pol, str):
+        pname, params = pol, {}
+    else:
+        c.fail('policy', 'must be a name or a mapping with name, got %r'
+               % (pol,))
+    if policy:
+        pname, params = policy, {}
+    policies.make(pname, params, where='%s: policy' % where)
+
+    base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+    jobs = []
+    raw_jobs = c.get('jobs', [])
+    if not isinstance(raw_jobs, list):
+        c.fail('jobs', 'must be a list')
+    for i, jd in enumerate(raw_jobs):
+        jc, job = _job('%s: jobs[%d]' % (where, i), jd, hosts, base, i)
+        jc.done()
+        jobs.append(job)
+    tuning = []
+    raw_t = c.get('tuning', [])
+    if not isinstance(raw_t, list):
+        c.fail('tuning', 'must be a list')
+    for i, td in enumerate(raw_t):
+        tuning.append(_tuning('%s: tuning[%d]' % (where, i), td, hosts,
+                              base, i))
+    ids = [j.id for j in jobs] + [t[0].id for t in tuning]
+    dup = sorted({x for x in ids if ids.count(x) > 1})
+    if dup:
+        c.fail('jobs', 'job id %r is used twice' % dup[0])
+
+    poisson = None
+    arr = c.get('arrivals')
+    if arr is not None:
+        ac = _Checker('%s: arrivals' % where, arr)
+        ac.choice('process', ('poisson',), 'poisson')
+        poisson = float(ac.num('rate_per_s', required=True, positive=True))
+        ac.done()
+
+    tr = None
+    raw_tr = c.get('trace')
+    if trace is not None:
+        raw_tr = dict(raw_tr or {}, path=trace)
+        tbase = os.getcwd()
+    else:
+        tbase = base
+    if raw_tr is not None:
+        tc = _Checker('%s: trace' % where, raw_tr)
+        tpath = tc.string('path', required=True)
+        tpath = tpath if os.path.isabs(tpath) else os.path.join(tbase, tpath)
+        if not os.path.isfile(tpath):
+            tc.fail('path', 'no such file: %s' % tpath)
+        tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
+                       float(tc.num('time_scale', 1.0, positive=True)))
+        tc.done()
+    if not jobs and not tuning and tr is None:
+        c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')
+    c.done()
+    return Experiment(name=name, path=path, topology=spec,
+                      link_bps=float(link_bps), scale=float(scale),
+                      queues=queues, backend=backend, seed=int(seed),
+                      policy=pname, policy_params=params, jobs=tuple(jobs),
+                      tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
+                      big_switch=big, mtu=int(mtu), sample_s=float(sample_s),
+                      timeout_s=timeout_s, raw=d)

@@ -1,0 +1,241 @@
+"""Metrics from an event log, written as CSV, summary.json and plots.
+
+Everything here reads only the event log (netsched.events), so both
+backends get identical treatment. summary.json is a stable format
+(``format: netsched-summary/1``), documented in experiments/README.md.
+"""
+import csv
+import json
+import os
+
+import numpy as np
+
+from . import events as evlog
+
+SUMMARY_FORMAT = 'netsched-summary/1'
+
+
+def _stats(x):
+    x = np.asarray(x, float)
+    if len(x) == 0:
+        return {'mean': None, 'p50': None, 'p99': None}
+    return {'mean': float(x.mean()), 'p50': float(np.percentile(x, 50)),
+            'p99': float(np.percentile(x, 99))}
+
+
+def compute(evs):
+    """Per-job, per-coflow, per-stage, per-flow and per-link results."""
+    jobs, iters, coflows, stages, flows = {}, {}, {}, {}, []
+    link_util = {}
+    t_end = 0.0
+    stage_start = {}
+    for e in evs:
+        t = e['t']
+        k = e['ev']
+        t_end = max(t_end, t + e.get('dt', 0.0))
+        if k == 'job_start':
+            jobs.setdefault(e['job'], {'arrival_s': t, 'end_s': None})
+        elif k == 'job_end':
+            jobs.setdefault(e['job'], {'arrival_s': None})['end_s'] = t
+        elif k == 'iter':
+            key = (e['job'], e['iter'])
+            rec = iters.setdefault(key, {'end_s': t, 'loss': e.get('loss'),
+                                         'workers': 0})
+            rec['end_s'] = max(rec['end_s'], t)
+            rec['workers'] += 1
+        elif k == 'coflow':
+            coflows[e['coflow']] = {'arrival_s': t, 'bytes': e['bytes'],
+                                    'job': e.get('job'), 'end_s': None}
+        elif k == 'coflow_end':
+            coflows.setdefault(e['coflow'], {'arrival_s': None,
+                                             'bytes': None})['end_s'] = t
+        elif k == 'stage_start':
+            stage_start[e['stage']] = t
+        elif k == 'stage_end':
+            stages[e['stage']] = {'start_s': stage_start.get(e['stage']),
+                                  'end_s': t}
+        elif k == 'flow':
+            flows.append((e['id'], e['coflow'], e['src'], e['dst'],
+                          e['bytes'], e['start'], t))
+        elif k == 'links':
+            for name, u in e['util'].items():
+                link_util.setdefault(name, []).append((t, e['dt'], u))
+    return {'jobs': jobs, 'iters': iters, 'coflows': coflows,
+            'stages': stages, 'flows': flows, 'links': link_util,
+            'duration_s': t_end}
+
+
+def summarize(m, meta):
+    """The summary.json dict (meta: backend, seed, scale, ... )."""
+    by_job = {}
+    for (job, it), rec in sorted(m['iters'].items()):
+        by_job.setdefault(job, []).append((it, rec['end_s']))
+    jobs = {}
+    for job, rec in sorted(m['jobs'].items()):
+        ends = [t for _, t in sorted(by_job.get(job, []))]
+        start = rec.get('arrival_s')
+        times = np.diff([start] + ends) if ends and start is not None else []
+        jct = (rec['end_s'] - start) if rec.get('end_s') is not None \
+            and start is not None else None
+        jobs[job] = {'arrival_s': start, 'jct_s': jct,
+                     'iterations': len(ends),
+                     'iteration_time_s': _stats(times)}
+    coflows = {}
+    for cid, rec in m['coflows'].items():
+        cct = (rec['end_s'] - rec['arrival_s']) \
+            if rec.get('end_s') is not None and rec['arrival_s'] is not None \
+            else None
+        coflows[cid] = {'arrival_s': rec['arrival_s'], 'cct_s': cct,
+                        'bytes': rec['bytes']}
+    stages = {sid: {'start_s': r['start_s'], 'end_s': r['end_s'],
+                    'sct_s': (r['end_s'] - r['start_s'])
+                    if r['start_s'] is not None else None}
+              for sid, r in sorted(m['stages'].items())}
+    dur = max(m['duration_s'], 1e-12)
+    links = {}
+    for name, samples in sorted(m['links'].items()):
+        busy = sum(dt * u for _, dt, u in samples)
+        links[name] = {'mean_util': busy / dur,
+                       'peak_util': max(u for _, _, u in samples)}
+    fct = [t - s for _, _, _, _, _, s, t in m['flows']]
+    ccts = [c['cct_s'] for c in coflows.values() if c['cct_s'] is not None]
+    jcts = [j['jct_s'] for j in jobs.values() if j['jct_s'] is not None]
+    out = {'format': SUMMARY_FORMAT}
+    out.update(meta)
+    out.update({
+        'duration_s': m['duration_s'],
+        'jobs': jobs, 'coflows': coflows, 'stages': stages, 'links': links,
+        'flows': {'count': len(fct), 'fct_s': _stats(fct)},
+        'totals': {
+            'jobs_done': sum(1 for j in jobs.values()
+                             if j['jct_s'] is not None),
+            'avg_jct_s': float(np.mean(jcts)) if jcts else None,
+            'coflows_done': len(ccts),
+            'avg_cct_s': float(np.mean(ccts)) if ccts else None,
+            'p95_cct_s': float(np.percentile(ccts, 95)) if ccts else None,
+            'avg_sct_s': float(np.mean([s['sct_s'] for s in stages.values()
+                                        if s['sct_s'] is not None]))
+            if stages else None}})
+    return out
+
+
+def _write_csv(path, header, rows):
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def write(out_dir, m, summary):
+    """CSV files and summary.json into out_dir."""
+    scale = summary.get('scale', 1.0)
+    _write_csv(os.path.join(out_dir, 'jobs.csv'),
+               ['job', 'arrival_s', 'jct_s', 'iterations', 'iter_mean_s',
+                'iter_p50_s', 'iter_p99_s'],
+               [[j, r['arrival_s'], r['jct_s'], r['iterations'],
+                 r['iteration_time_s']['mean'], r['iteration_time_s']['p50'],
+                 r['iteration_time_s']['p99']]
+                for j, r in summary['jobs'].items()])
+    rows, prev = [], {}
+    for (job, it), rec in sorted(m['iters'].items()):
+        start = prev.get(job, m['jobs'].get(job, {}).get('arrival_s'))
+        rows.append([job, it, rec['end_s'],
+                     None if start is None else rec['end_s'] - start,
+                     rec['loss']])
+        prev[job] = rec['end_s']
+    _write_csv(os.path.join(out_dir, 'iterations.csv'),
+               ['job', 'iter', 'end_s', 'iteration_time_s', 'loss'], rows)
+    _write_csv(os.path.join(out_dir, 'coflows.csv'),
+               ['coflow', 'arrival_s', 'cct_s', 'bytes', 'emulated_bytes'],
+               [[c, r['arrival_s'], r['cct_s'], r['bytes'],
+                 None if r['bytes'] is None else r['bytes'] / scale]
+                for c, r in summary['coflows'].items()])
+    _write_csv(os.path.join(out_dir, 'stages.csv'),
+               ['stage', 'start_s', 'end_s', 'sct_s'],
+               [[s, r['start_s'], r['end_s'], r['sct_s']]
+                for s, r in summary['stages'].items()])
+    _write_csv(os.path.join(out_dir, 'flows.csv'),
+               ['id', 'coflow', 'src', 'dst', 'bytes', 'emulated_bytes',
+                'start_s', 'end_s', 'fct_s'],
+               ([i, c, s, d, b, b / scale, st, t, t - st]
+                for i, c, s, d, b, st, t in m['flows']))
+    _write_csv(os.path.join(out_dir, 'links.csv'),
+               ['link', 'mean_util', 'peak_util'],
+               [[k, r['mean_util'], r['peak_util']]
+                for k, r in summary['links'].items()])
+    with open(os.path.join(out_dir, 'summary.json'), 'w') as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write('\n')
+
+
+def plot(out_dir, m, summary):
+    """iteration-time CDF per job, link utilisation over time, CCT CDF."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    files = []
+    by_job = {}
+    prev = {}
+    for (job, it), rec in sorted(m['iters'].items()):
+        start = prev.get(job, m['jobs'].get(job, {}).get('arrival_s'))
+        if start is not None:
+            by_job.setdefault(job, []).append(rec['end_s'] - start)
+        prev[job] = rec['end_s']
+    if by_job:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for job, x in sorted(by_job.items()):
+            x = np.sort(np.asarray(x) * 1e3)
+            ax.step(x, np.arange(1, len(x) + 1) / len(x), where='post',
+                    label=job)
+        ax.set_xlabel('iteration time (ms, data-center units)')
+        ax.set_ylabel('CDF')
+        ax.set_title('%s: iteration time per job (%s, %s)'
+                     % (summary.get('experiment'), summary.get('backend'),
+                        summary.get('policy')))
+        if len(by_job) <= 12:
+            ax.legend(fontsize='small')
+        ax.grid(alpha=0.3)
+        files.append(_save(fig, out_dir, 'iteration_cdf.png'))
+    if m['links']:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        busiest = sorted(summary['links'].items(),
+                         key=lambda kv: -kv[1]['mean_util'])[:8]
+        grid = sorted({t for v in m['links'].values() for t, _, _ in v})
+        pos = {t: i for i, t in enumerate(grid)}
+        for name, _ in busiest:
+            u = np.zeros(len(grid))       # a missing sample is an idle link
+            for t, _, x in m['links'][name]:
+                u[pos[t]] = x
+            ax.step(grid, u, where='post', label=name, lw=1)
+        ax.set_xlabel('time (s)')
+        ax.set_ylabel('utilisation')
+        ax.set_ylim(0, 1.05)
+        ax.set_title('link utilisation, the %d busiest links' % len(busiest))
+        ax.legend(fontsize='x-small', ncol=2)
+        ax.grid(alpha=0.3)
+        files.append(_save(fig, out_dir, 'link_utilization.png'))
+    ccts = [c['cct_s'] for c in summary['coflows'].values()
+            if c['cct_s'] is not None]
+    if ccts:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        x = np.sort(ccts)
+        ax.step(x, np.arange(1, len(x) + 1) / len(x), where='post')
+        ax.set_xscale('log')
+        ax.set_xlabel('coflow completion time (s)')
+        ax.set_ylabel('CDF')
+        ax.grid(alpha=0.3)
+        files.append(_save(fig, out_dir, 'cct_cdf.png'))
+    return files
+
+
+def _save(fig, out_dir, name):
+    path = os.path.join(out_dir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return path
+
+
+def from_log(path):
+    return compute(evlog.read(path))

@@ -1,0 +1,147 @@
+"""Scheduling policies: pure functions from a Snapshot to a Decision.
+
+A policy never reads a clock, a global random generator or a file: what
+it needs is in the snapshot, built by whichever backend runs it (the
+flow-level simulator or the emulator's coordinator), in data-center
+units. The same code therefore decides on both backends.
+
+A Decision may give, per coflow, a ``rank`` (0 = most urgent) and an
+``order`` that breaks ties inside a rank; per flow an explicit rate
+(bit/s; NaN = none); and a time at which to ask again. The backends turn
+ranks into priority classes with :func:`flow_priority`: class
+min(rank, Q-1) with Q strict-priority queues, or, where the experiment
+says ``queues: exact`` (simulator only), the full (rank, order) order.
+Flows of one class share by max-min fairness; explicit rates are
+reserved first and what they leave is back-filled by class.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a policy sees. Arrays are indexed by active flow (F) or by
+    coflow (C, the coflows with active flows); links by index (L)."""
+    t: float
+    queues: object                     # int Q, or None for exact order
+    link_capacity: np.ndarray          # (L,) bit/s
+    path_links: np.ndarray             # (P, H) link indices, -1 padded
+    flow_path: np.ndarray              # (F,) row of path_links per flow
+    flow_coflow: np.ndarray            # (F,) index into the coflow arrays
+    flow_remaining: np.ndarray         # (F,) bytes
+    flow_sent: np.ndarray              # (F,) bytes
+    flow_rate: np.ndarray              # (F,) bit/s, the current allocation
+    coflow_id: tuple                   # (C,) names
+    coflow_arrival: np.ndarray         # (C,) s
+    coflow_sent: np.ndarray            # (C,) bytes sent so far, all flows
+    coflow_job: tuple = ()             # (C,) job id or None
+    jobs: dict = field(default_factory=dict)
+
+    @property
+    def flow_links(self):
+        """(F, H) link indices of each flow's path, -1 padded."""
+        return self.path_links[self.flow_path]
+
+    @property
+    def n_links(self):
+        return len(self.link_capacity)
+
+    def coflow_port_bytes(self, per_flow=None):
+        """(C, L) matrix: per coflow, bytes (default: remaining) that its
+        active flows still have to push through each link."""
+        v = self.flow_remaining if per_flow is None else per_flow
+        C, L = len(self.coflow_id), self.n_links
+        fl = self.flow_links
+        ok = fl >= 0
+        rows = np.broadcast_to(self.flow_coflow[:, None], fl.shape)[ok]
+        w = np.broadcast_to(v[:, None], fl.shape)[ok]
+        return np.bincount(rows * L + fl[ok], weights=w,
+                           minlength=C * L).reshape(C, L)
+
+    def coflow_rate(self):
+        return np.bincount(self.flow_coflow, weights=self.flow_rate,
+                           minlength=len(self.coflow_id))
+
+
+@dataclass(frozen=True)
+class Decision:
+    coflow_rank: np.ndarray = None     # (C,) ints, 0 first
+    coflow_order: np.ndarray = None    # (C,) tie-break inside a rank
+    flow_rate: np.ndarray = None       # (F,) bit/s or NaN
+    recheck_at: float = None           # absolute time to decide again
+
+
+def flow_priority(snap, decision):
+    """Per active flow, a dense priority key (0 = served first)."""
+    F = len(snap.flow_coflow)
+    if decision.coflow_rank is None:
+        return np.zeros(F, dtype=np.int64)
+    rank = np.asarray(decision.coflow_rank, dtype=np.int64)
+    if snap.queues is not None:
+        return np.minimum(rank, snap.queues - 1)[snap.flow_coflow]
+    order = (np.zeros(len(rank)) if decision.coflow_order is None
+             else np.asarray(decision.coflow_order, dtype=float))
+    idx = np.lexsort((order, rank))
+    key = np.empty(len(rank), dtype=np.int64)
+    same = np.r_[False, (rank[idx][1:] == rank[idx][:-1])
+                 & (order[idx][1:] == order[idx][:-1])]
+    key[idx] = np.cumsum(~same) - 1
+    return key[snap.flow_coflow]
+
+
+def coflow_class(snap, decision):
+    """Per coflow, the priority class (what the emulator marks)."""
+    C = len(snap.coflow_id)
+    if decision.coflow_rank is None:
+        return np.zeros(C, dtype=np.int64)
+    q = 8 if snap.queues is None else snap.queues
+    return np.minimum(np.asarray(decision.coflow_rank, dtype=np.int64),
+                      q - 1)
+
+
+class Policy:
+    """Base: a policy has a name, checked parameters and decide()."""
+    name = None
+    params = {}                        # parameter -> default
+
+    def __init__(self, **params):
+        for k, v in params.items():
+            setattr(self, k, v)
+
+    def decide(self, snap):
+        raise NotImplementedError
+
+
+REGISTRY = {}
+
+
+def register(cls):
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def make(name, params=None, where='policy'):
+    """A policy by name, with its parameters checked."""
+    from . import coflow  # noqa: F401  (registers the baselines)
+    if name not in REGISTRY:
+        raise ConfigError('%s: unknown policy %r (known: %s)'
+                          % (where, name, ', '.join(sorted(REGISTRY))))
+    cls = REGISTRY[name]
+    params = dict(params or {})
+    out = {}
+    for k, default in cls.params.items():
+        v = params.pop(k, default)
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            if (not isinstance(v, (int, float)) or isinstance(v, bool)
+                    or v <= 0):
+                raise ConfigError('%s: %s: must be a positive number, got %r'
+                                  % (where, k, v))
+        out[k] = v
+    if params:
+        raise ConfigError('%s: policy %s has no parameter %r (it has: %s)'
+                          % (where, name, sorted(params)[0],
+                             ', '.join(cls.params) or 'none'))
+    return cls(**out)

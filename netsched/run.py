@@ -1,0 +1,164 @@
+"""Running an experiment: output directory, backend, metrics, report.
+
+The output directory holds ``experiment.yaml`` (the file as read, with
+CLI overrides applied), ``run.json`` (seed, backend, versions, wall
+time, command), ``events.jsonl`` (written as the run goes), the CSVs,
+``summary.json`` and the plots.
+"""
+import json
+import os
+import platform
+import sys
+import time
+
+import yaml
+
+from . import __version__, drive, metrics, policies, sim, trace, workload
+from . import topology as topo
+from .events import EventLog
+
+
+def versions():
+    out = {'netsched': __version__, 'python': platform.python_version()}
+    for mod in ('numpy', 'networkx', 'matplotlib', 'yaml'):
+        try:
+            out[mod] = sys.modules.get(mod) and sys.modules[mod].__version__ \
+                or __import__(mod).__version__
+        except Exception:           # a missing optional module: no version
+            pass
+    return out
+
+
+def default_out(exp):
+    stamp = time.strftime('%Y%m%d-%H%M%S')
+    return os.path.join('results', '%s-%s-%s-%s' % (exp.name, exp.backend,
+                                                   exp.policy, stamp))
+
+
+class Progress:
+    """One line every ``every_s`` of wall time."""
+
+    def __init__(self, log, every_s=2.0):
+        self.log, self.every_s = log, every_s
+        self.t0 = self.last = time.monotonic()
+
+    def __call__(self, eng):
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.log('sim t=%.2f s: %d active flows, %d started, %d events'
+                     % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
+
+
+def meta(exp, wall_s=None):
+    return {'experiment': exp.name, 'backend': exp.backend,
+            'policy': exp.policy, 'seed': exp.seed, 'scale': exp.scale,
+            'topology': exp.topology, 'link_bps': exp.link_bps,
+            'emulated_link_bps': exp.link_bps / exp.scale,
+            'queues': 'exact' if exp.queues is None else exp.queues,
+            'units': {'time': 's (data-center = emulated)',
+                      'bytes': 'B, data-center (emulated = bytes / scale)',
+                      'rate': 'bit/s, data-center (emulated = / scale)'}}
+
+
+def prepare(exp, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    raw = dict(exp.raw or {})
+    raw.update(backend=exp.backend, policy=dict(exp.policy_params,
+                                                name=exp.policy))
+    if exp.trace:
+        raw['trace'] = {'path': exp.trace.path, 'limit': exp.trace.limit,
+                        'time_scale': exp.trace.time_scale}
+    with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:
+        yaml.safe_dump(raw, f, sort_keys=False)
+
+
+def run_sim(exp, log_path, say):
+    g = exp.graph()
+    net = sim.Network(g, big_switch=exp.big_switch)
+    policy = policies.make(exp.policy, exp.policy_params)
+    drivers = []
+    if exp.trace:
+        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
+                                 exp.trace.time_scale)
+        drivers.append(drive.TraceDriver(cofs, topo.hosts(g), ports))
+        say('trace %s: %d coflows, %d flows'
+            % (os.path.basename(exp.trace.path), len(cofs),
+               sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+    if exp.jobs or exp.tuning:
+        plan = workload.build(exp)
+        drivers.append(drive.PlanDriver(plan))
+        say('%d jobs, %d tasks, %d connections'
+            % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
+    driver = drivers[0] if len(drivers) == 1 else drive.Together(*drivers)
+    with EventLog(log_path) as log:
+        log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
+                  seed=exp.seed)
+        eng = sim.Engine(net, policy, log, queues=exp.queues,
+                         sample_s=exp.sample_s, progress=Progress(say))
+        eng.run(driver, until=exp.timeout_s)
+        log.write(eng.now, 'run_end', events=eng.events,
+                  decisions=eng.decisions)
+    return {'events': eng.events, 'decisions': eng.decisions}
+
+
+def execute(exp, out_dir=None, say=print, plots=True):
+    """Run one experiment; returns (out_dir, summary)."""
+    out_dir = out_dir or default_out(exp)
+    prepare(exp, out_dir)
+    log_path = os.path.join(out_dir, 'events.jsonl')
+    t0 = time.monotonic()
+    say('%s: backend %s, policy %s, seed %d -> %s'
+        % (exp.name, exp.backend, exp.policy, exp.seed, out_dir))
+    if exp.backend == 'sim':
+        info = run_sim(exp, log_path, say)
+    else:
+        from . import emurun
+        info = emurun.run(exp, log_path, say)
+    wall = time.monotonic() - t0
+    with open(os.path.join(out_dir, 'run.json'), 'w') as f:
+        json.dump({'seed': exp.seed, 'backend': exp.backend,
+                   'policy': exp.policy, 'wall_s': wall,
+                   'versions': versions(), 'command': sys.argv,
+                   'backend_info': info}, f, indent=1)
+    m = metrics.from_log(log_path)
+    summary = metrics.summarize(m, meta(exp))
+    metrics.write(out_dir, m, summary)
+    summary['plots'] = metrics.plot(out_dir, m, summary) if plots else []
+    summary['wall_s'] = wall
+    return out_dir, summary
+
+
+def table(summary):
+    """The summary as a few printed lines."""
+    lines = []
+    tot = summary['totals']
+    if summary['jobs']:
+        lines.append('%-16s %10s %6s %12s %12s %12s'
+                     % ('job', 'JCT s', 'iters', 'iter mean ms',
+                        'iter p50 ms', 'iter p99 ms'))
+        for j, r in summary['jobs'].items():
+            it = r['iteration_time_s']
+            lines.append('%-16s %10s %6d %12s %12s %12s' % (
+                j, _f(r['jct_s'], 3), r['iterations'], _f(it['mean'], 1, 1e3),
+                _f(it['p50'], 1, 1e3), _f(it['p99'], 1, 1e3)))
+    if summary['coflows']:
+        lines.append('coflows: %d done of %d, average CCT %s s, p95 %s s'
+                     % (tot['coflows_done'], len(summary['coflows']),
+                        _f(tot['avg_cct_s'], 4), _f(tot['p95_cct_s'], 4)))
+    if summary['stages']:
+        lines.append('stages: ' + ', '.join(
+            '%s %s s' % (s, _f(r['sct_s'], 3))
+            for s, r in summary['stages'].items()))
+    if summary['links']:
+        busiest = max(summary['links'].items(),
+                      key=lambda kv: kv[1]['mean_util'])
+        lines.append('links: %d used, busiest %s (mean %.0f%%, peak %.0f%%)'
+                     % (len(summary['links']), busiest[0],
+                        100 * busiest[1]['mean_util'],
+                        100 * busiest[1]['peak_util']))
+    return '\n'.join(lines)
+
+
+def _f(x, digits, mult=1.0):
+    return '-' if x is None else '%.*f' % (digits, x * mult)

@@ -1,0 +1,341 @@
+"""The flow-level (fluid) simulator backend.
+
+Event-driven: between events every active flow runs at a constant rate;
+rates are recomputed (policy decision, then :func:`fluid.allocate`) only
+when the set of flows changes or the policy asked to decide again. The
+next event is the earliest of: a flow finishing at its current rate, a
+timed workload event (a compute phase ending, an arrival), the policy's
+recheck time. Flow completions closer together than ``resolution_s``
+are taken as one event.
+
+Paths are the controller's: ``routing.path`` on the 5-tuple, so a flow
+takes exactly the ECMP path the emulated fabric would give it. With
+``big_switch`` only a flow's first and last links (its hosts' ports) are
+kept: the non-blocking fabric of the coflow literature.
+
+A workload driver (``netsched.drive``) starts flows and reacts to their
+completion; the engine knows nothing of jobs or traces.
+"""
+import heapq
+import itertools
+
+import numpy as np
+
+from . import fluid, routing
+from . import topology as topo
+from .errors import NetschedError
+from .policies import Snapshot, flow_priority
+
+
+class Network:
+    """Directed links and path ids over one topology graph."""
+
+    def __init__(self, g, big_switch=False):
+        self.g = g
+        self.big_switch = big_switch
+        self.links = []
+        for u, v, d in g.edges(data=True):
+            self.links += [(u, v, d['capacity_bps']), (v, u, d['capacity_bps'])]
+        self.links.sort(key=lambda x: (topo._natural(x[0]),
+                                       topo._natural(x[1])))
+        self.index = {(u, v): i for i, (u, v, _) in enumerate(self.links)}
+        self.capacity = np.array([c for _, _, c in self.links], float)
+        self.names = ['%s->%s' % (u, v) for u, v, _ in self.links]
+        self.hosts = topo.hosts(g)
+        self.ips = {h: g.nodes[h]['ip'] for h in self.hosts}
+        self._path_ids = {}
+        self._paths = []
+        self._cache = {}
+        self.max_hops = 1
+
+    def path_id(self, src, dst, sport=0, dport=0, proto=6):
+        key = (src, dst) if self.big_switch else (src, dst, sport, dport)
+        pid = self._cache.get(key)
+        if pid is not None:
+            return pid
+        if self.big_switch:
+            hops = [(src, self._edge(src)), (self._edge(dst), dst)]
+        else:
+            ft = routing.FiveTuple(self.ips[src], self.ips[dst], proto,
+                                   sport, dport)
+            hops = routing.path_links(self.g, ft)
+        links = tuple(self.index[h] for h in hops)
+        pid = self._path_ids.get(links)
+        if pid is None:
+            pid = self._path_ids[links] = len(self._paths)
+            self._paths.append(links)
+            self.max_hops = max(self.max_hops, len(links))
+        self._cache[key] = pid
+        return pid
+
+    def _edge(self, host):
+        return next(iter(self.g[host]))
+
+    def table(self):
+        """(P, H) link indices of every path seen, -1 padded."""
+        P, H = len(self._paths), self.max_hops
+        t = getattr(self, '_table', None)
+        if t is None or t.shape[1] != H:
+            t = np.full((0, H), -1, np.int64)
+        if len(t) < P:
+            new = np.full((P - len(t), H), -1, np.int64)
+            for i, p in enumerate(self._paths[len(t):]):
+                new[i, :len(p)] = p
+            t = np.vstack([t, new])
+        self._table = t
+        return t
+
+
+class _Grow:
+    """Column arrays that grow by doubling (all flows ever started)."""
+
+    def __init__(self, **dtypes):
+        self.n = 0
+        self.cols = {k: np.zeros(1024, dt) for k, dt in dtypes.items()}
+
+    def append(self, **vals):
+        k = len(next(iter(vals.values())))
+        need = self.n + k
+        if need > len(next(iter(self.cols.values()))):
+            size = max(need, 2 * len(next(iter(self.cols.values()))))
+            for name, a in self.cols.items():
+                b = np.zeros(size, a.dtype)
+                b[:self.n] = a[:self.n]
+                self.cols[name] = b
+        for name, v in vals.items():
+            self.cols[name][self.n:need] = v
+        ids = np.arange(self.n, need)
+        self.n = need
+        return ids
+
+    def __getitem__(self, name):
+        return self.cols[name]
+
+
+class Engine:
+    """Runs one workload driver over one network under one policy."""
+
+    def __init__(self, net, policy, log, queues=8, resolution_s=1e-6,
+                 sample_s=0.1, progress=None):
+        self.net, self.policy, self.log = net, policy, log
+        self.queues = queues
+        self.resolution_s = resolution_s
+        self.sample_s = sample_s
+        self.progress = progress
+        self.now = 0.0
+        self._timers = []
+        self._seq = itertools.count()
+        self.flows = _Grow(path=np.int64, coflow=np.int64, src=np.int64,
+                           dst=np.int64, size=np.float64, start=np.float64)
+        self.flow_tag = []                 # driver's object per flow
+        self.coflow_names, self.coflow_jobs = [], []
+        self.coflow_arrival = []
+        self._coflow_index = {}
+        self.coflow_sent = np.zeros(64)
+        self.host_index = {h: i for i, h in enumerate(net.hosts)}
+        # the active set: ids, path ids, coflow indices, bytes left, rates
+        self.a_id = np.zeros(0, np.int64)
+        self.a_path = np.zeros(0, np.int64)
+        self.a_cof = np.zeros(0, np.int64)
+        self.a_rem = np.zeros(0)
+        self.a_rate = np.zeros(0)
+        self.cof_active = np.zeros(64, np.int64)   # active flows per coflow
+        self._dirty = True
+        self._recheck = None
+        self.decisions = 0
+        self.events = 0
+        L = len(net.capacity)
+        self._bin_start = 0.0
+        self._bin_bytes = np.zeros(L)
+        self._load = np.zeros(L)
+        self.link_bytes = np.zeros(L)
+        self.peak_util = np.zeros(L)
+
+    # --- what drivers call ------------------------------------------------
+    def at(self, t, fn, *args):
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args))
+
+    def coflow(self, name, arrival, job=None):
+        c = self._coflow_index.get(name)
+        if c is None:
+            c = self._coflow_index[name] = len(self.coflow_names)
+            self.coflow_names.append(name)
+            self.coflow_jobs.append(job)
+            self.coflow_arrival.append(arrival)
+            if c >= len(self.coflow_sent):
+                grow = max(64, c + 1)
+                self.coflow_sent = np.r_[self.coflow_sent, np.zeros(grow)]
+                self.cof_active = np.r_[self.cof_active,
+                                        np.zeros(grow, np.int64)]
+        return c
+
+    def add_flows(self, src, dst, size, coflow, tags=None, sport=None,
+                  dport=None):
+        """Start flows now. src/dst: host names; size: bytes; coflow: one
+        coflow index or one per flow. Returns their ids."""
+        n = len(src)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        sport = sport if sport is not None else [0] * n
+        dport = dport if dport is not None else [0] * n
+        paths = [self.net.path_id(s, d, sp, dp)
+                 for s, d, sp, dp in zip(src, dst, sport, dport)]
+        size = np.asarray(size, float)
+        if (size <= 0).any():
+            raise NetschedError('a flow must carry at least one byte')
+        hi = self.host_index
+        ids = self.flows.append(
+            path=paths, coflow=coflow, src=[hi[s] for s in src],
+            dst=[hi[d] for d in dst], size=size, start=self.now)
+        self.flow_tag.extend(tags if tags is not None else [None] * n)
+        cof = self.flows['coflow'][ids]
+        self.cof_active += np.bincount(cof, minlength=len(self.cof_active))
+        self.a_id = np.r_[self.a_id, ids]
+        self.a_path = np.r_[self.a_path, paths]
+        self.a_cof = np.r_[self.a_cof, cof]
+        self.a_rem = np.r_[self.a_rem, size]
+        self.a_rate = np.r_[self.a_rate, np.zeros(n)]
+        self._dirty = True
+        return ids
+
+    # --- the loop -----------------------------------------------------------
+    def snapshot(self):
+        cof = np.flatnonzero(self.cof_active)
+        remap = np.zeros(len(self.cof_active), np.int64)
+        remap[cof] = np.arange(len(cof))
+        size = self.flows['size'][self.a_id]
+        return Snapshot(
+            t=self.now, queues=self.queues,
+            link_capacity=self.net.capacity,
+            path_links=self.net.table(), flow_path=self.a_path,
+            flow_coflow=remap[self.a_cof], flow_remaining=self.a_rem,
+            flow_sent=size - self.a_rem, flow_rate=self.a_rate,
+            coflow_id=tuple(self.coflow_names[c] for c in cof),
+            coflow_arrival=np.array([self.coflow_arrival[c] for c in cof]),
+            coflow_sent=self.coflow_sent[cof],
+            coflow_job=tuple(self.coflow_jobs[c] for c in cof))
+
+    def _decide(self):
+        self._dirty = False
+        self._recheck = None
+        if len(self.a_id) == 0:
+            self.a_rate = np.zeros(0)
+            self._load[:] = 0.0
+            return
+        snap = self.snapshot()
+        d = self.policy.decide(snap)
+        self.decisions += 1
+        key = flow_priority(snap, d)
+        self.a_rate, self._load = fluid.allocate(
+            self.net.table(), self.a_path, key, self.net.capacity,
+            d.flow_rate)
+        if d.recheck_at is not None and d.recheck_at > self.now:
+            self._recheck = d.recheck_at
+
+    def _advance(self, t):
+        dt = t - self.now
+        if dt <= 0:
+            return
+        if len(self.a_id):
+            sent = self.a_rate * dt / 8.0
+            self.a_rem -= sent
+            self.coflow_sent += np.bincount(
+                self.a_cof, weights=sent, minlength=len(self.coflow_sent))
+        self._account_links(t)
+        self.now = t
+
+    def _account_links(self, t):
+        w = self.sample_s
+        if not self._load.any():
+            if self._bin_bytes.any() and t >= self._bin_start + w:
+                self._emit_bin()
+            if t >= self._bin_start + w:
+                self._bin_start += w * np.floor((t - self._bin_start) / w)
+            return
+        t0 = self.now
+        while t >= self._bin_start + w:
+            end = self._bin_start + w
+            self._bin_bytes += self._load * (end - t0) / 8.0
+            t0 = end
+            self._emit_bin()
+            self._bin_start = end
+        self._bin_bytes += self._load * (t - t0) / 8.0
+
+    def _emit_bin(self, dt=None):
+        dt = dt or self.sample_s
+        b = self._bin_bytes
+        self.link_bytes += b
+        nz = np.flatnonzero(b)
+        if len(nz):
+            util = b[nz] * 8.0 / (self.net.capacity[nz] * dt)
+            self.peak_util[nz] = np.maximum(self.peak_util[nz], util)
+            self.log.write(self._bin_start, 'links', dt=dt, util={
+                self.net.names[i]: round(float(u), 6)
+                for i, u in zip(nz, util)})
+        self._bin_bytes = np.zeros_like(b)
+
+    def _finish_flows(self):
+        eps = np.maximum(self.a_rate * self.resolution_s / 8.0, 1e-6)
+        done = self.a_rem <= eps
+        if not done.any():
+            return
+        ids = self.a_id[done]
+        self.cof_active -= np.bincount(self.a_cof[done],
+                                       minlength=len(self.cof_active))
+        keep = ~done
+        self.a_id, self.a_path, self.a_cof, self.a_rem, self.a_rate = (
+            self.a_id[keep], self.a_path[keep], self.a_cof[keep],
+            self.a_rem[keep], self.a_rate[keep])
+        self._dirty = True
+        self._log_flows(ids)
+        self.driver.on_flows_done(ids)
+
+    def _log_flows(self, ids):
+        f = self.flows
+        names = self.coflow_names
+        hosts = self.net.hosts
+        t = round(float(self.now), 9)
+        lines = []
+        for i, c, s, d, b, st in zip(ids.tolist(), f['coflow'][ids].tolist(),
+                                     f['src'][ids].tolist(),
+                                     f['dst'][ids].tolist(),
+                                     f['size'][ids].tolist(),
+                                     f['start'][ids].tolist()):
+            lines.append('{"t":%r,"ev":"flow","id":%d,"coflow":"%s",'
+                         '"src":"%s","dst":"%s","bytes":%r,"start":%r}\n'
+                         % (t, i, names[c], hosts[s], hosts[d], b,
+                            round(st, 9)))
+        self.log.write_raw(''.join(lines))
+
+    def run(self, driver, until=None):
+        self.driver = driver
+        driver.start(self)
+        while True:
+            while self._timers and self._timers[0][0] <= self.now:
+                _, _, fn, args = heapq.heappop(self._timers)
+                fn(*args)
+            if self._dirty or (self._recheck is not None
+                               and self._recheck <= self.now):
+                self._decide()
+            nxt = self._timers[0][0] if self._timers else np.inf
+            if self._recheck is not None:
+                nxt = min(nxt, self._recheck)
+            moving = self.a_rate > 0
+            if moving.any():
+                fin = (self.a_rem[moving] * 8.0 / self.a_rate[moving]).min()
+                nxt = min(nxt, self.now + fin + self.resolution_s * 0.5)
+            elif len(self.a_id) and not np.isfinite(nxt):
+                raise NetschedError('simulation stalled at t=%.6f s: %d '
+                                    'flows have no rate' % (self.now,
+                                                            len(self.a_id)))
+            if not np.isfinite(nxt) or (until is not None and nxt > until):
+                break
+            self._advance(nxt)
+            self._finish_flows()
+            self.events += 1
+            if self.progress:
+                self.progress(self)
+        if self._bin_bytes.any():
+            self._emit_bin(max(self.now - self._bin_start, 1e-12))
+        return self.now

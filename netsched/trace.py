@@ -1,0 +1,119 @@
+"""Coflow traces in the coflow-benchmark format (Facebook FB2010 trace).
+
+Line 1: ``<ports> <coflows>``. Then one coflow per line:
+``<id> <arrival ms> <#mappers> <rack>... <#reducers> <rack>:<MB>...``.
+The conventional reading (CoflowSim's, ../shared/data/README.md): each
+reducer's MB (2^20 bytes) is split equally over the coflow's mappers,
+one flow per mapper -> reducer pair, all released at the arrival time.
+Bad lines are reported with their line number and the reason.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError
+
+MB = 2 ** 20
+
+
+@dataclass(frozen=True)
+class Coflow:
+    id: str
+    arrival_s: float
+    mappers: tuple                  # rack numbers
+    reducers: tuple                 # (rack, bytes) pairs
+
+    @property
+    def bytes(self):
+        return sum(b for _, b in self.reducers)
+
+    def flows(self):
+        """(src racks, dst racks, bytes) arrays, the conventional split."""
+        m = np.array(self.mappers, np.int64)
+        r = np.array([x for x, _ in self.reducers], np.int64)
+        b = np.array([y for _, y in self.reducers], float) / len(m)
+        return (np.tile(m, len(r)), np.repeat(r, len(m)),
+                np.repeat(b, len(m)))
+
+
+def _int(path, n, tok, what, lo=0, hi=None):
+    try:
+        v = int(tok)
+    except ValueError:
+        raise ConfigError('%s:%d: %s must be an integer, got %r'
+                          % (path, n, what, tok)) from None
+    if v < lo or (hi is not None and v > hi):
+        raise ConfigError('%s:%d: %s must be in %d..%s, got %d'
+                          % (path, n, what, lo, hi if hi is not None else
+                             'inf', v))
+    return v
+
+
+def read(path, limit=None, time_scale=1.0):
+    """(ports, [Coflow]) sorted by arrival; ``limit`` keeps the first N
+    lines' coflows."""
+    try:
+        f = open(path)
+    except OSError as e:
+        raise ConfigError('trace %s: %s' % (path, e.strerror)) from None
+    with f:
+        lines = f.read().splitlines()
+    if not lines or not lines[0].strip():
+        raise ConfigError('%s:1: empty trace; expected "<ports> <coflows>"'
+                          % path)
+    head = lines[0].split()
+    if len(head) != 2:
+        raise ConfigError('%s:1: expected "<ports> <coflows>", got %r'
+                          % (path, lines[0]))
+    ports = _int(path, 1, head[0], 'ports', 1)
+    count = _int(path, 1, head[1], 'coflows', 0)
+    out, seen = [], set()
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        tok = line.split()
+        if len(tok) < 5:
+            raise ConfigError('%s:%d: too few fields for a coflow (need id, '
+                              'arrival, mappers, reducers)' % (path, n))
+        cid = tok[0]
+        if cid in seen:
+            raise ConfigError('%s:%d: coflow id %s appears twice'
+                              % (path, n, cid))
+        seen.add(cid)
+        arrival = _int(path, n, tok[1], 'arrival ms')
+        nm = _int(path, n, tok[2], 'number of mappers', 1)
+        if len(tok) < 3 + nm + 1:
+            raise ConfigError('%s:%d: says %d mappers but the line ends '
+                              'after %d' % (path, n, nm, len(tok) - 3))
+        mappers = tuple(_int(path, n, x, 'mapper rack', 0, ports - 1)
+                        for x in tok[3:3 + nm])
+        nr = _int(path, n, tok[3 + nm], 'number of reducers', 1)
+        red = tok[4 + nm:]
+        if len(red) != nr:
+            raise ConfigError('%s:%d: says %d reducers, lists %d'
+                              % (path, n, nr, len(red)))
+        reducers = []
+        for x in red:
+            rack, sep, mb = x.partition(':')
+            if not sep:
+                raise ConfigError('%s:%d: reducer %r is not <rack>:<MB>'
+                                  % (path, n, x))
+            r = _int(path, n, rack, 'reducer rack', 0, ports - 1)
+            try:
+                size = float(mb)
+            except ValueError:
+                raise ConfigError('%s:%d: reducer %s: MB %r is not a number'
+                                  % (path, n, rack, mb)) from None
+            if not size >= 0 or size == float('inf'):
+                raise ConfigError('%s:%d: reducer %s: MB must be >= 0, got %s'
+                                  % (path, n, rack, mb))
+            reducers.append((r, size * MB))
+        out.append(Coflow(cid, arrival / 1000.0 * time_scale, mappers,
+                          tuple(reducers)))
+    if limit is None and len(out) != count:
+        raise ConfigError('%s:1: header says %d coflows, the file has %d'
+                          % (path, count, len(out)))
+    out.sort(key=lambda c: c.arrival_s)
+    return ports, out

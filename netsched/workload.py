@@ -1,0 +1,391 @@
+"""DL training workloads as a task graph both backends execute.
+
+A plan is a list of tasks with dependencies:
+
+- ``compute``: a phase of one worker's GPU (a layer's forward or
+  backward pass), a wait of ``dur`` seconds on its host;
+- ``send``: ``bytes`` from ``host`` to ``dst`` over the persistent
+  connection ``conn`` (sends on one connection go in order, one at a
+  time, like one TCP byte stream); done when the last byte arrived;
+- ``mark``: a worker has finished iteration ``iter`` (its backward pass
+  and every parameter it needs back) - zero time, logged;
+- ``barrier``: a hyper-parameter-tuning stage ends when every surviving
+  configuration reached it.
+
+A task of host h depends only on things h observes itself: its own
+compute, data it received, or a barrier the coordinator announces. The
+emulator's agents can therefore run their host's slice independently.
+
+Jobs: wait-free back-propagation (a gradient goes as soon as its layer's
+backward pass is done) and layer-wise forward (a layer's next forward
+pass waits for that layer's parameters only).
+
+- parameter server: tensor t lives on shard t mod S; every worker pushes
+  its gradient to the shard, the shard returns the update to every worker
+  once all N pushes of t arrived (aggregation takes no time);
+- ring all-reduce: gradients are fused into buckets of ``bucket_mb`` in
+  backward order; each bucket takes 2(N-1) steps around the ring
+  (reduce-scatter, then all-gather), a chunk of size/N per step; step s
+  of worker i goes when step s-1 from worker i-1 arrived.
+
+Coflow = one job's gradient exchange in one iteration ("job/k").
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import models
+from . import topology as topo
+from .errors import ConfigError
+
+AGENT_PORT = 7000
+FIRST_SPORT = 20000
+
+
+class Task:
+    __slots__ = ('id', 'kind', 'host', 'dst', 'bytes', 'dur', 'deps', 'job',
+                 'iter', 'coflow', 'conn', 'label', 'prio', 'not_before',
+                 'worker')
+
+    def __init__(self, id, kind, host, job, iter, deps=(), dur=0.0,
+                 dst=None, bytes=0, coflow=None, conn=None, label='',
+                 prio=0, not_before=0.0, worker=None):
+        self.id, self.kind, self.host, self.job, self.iter = (
+            id, kind, host, job, iter)
+        self.deps = list(deps)
+        self.dur, self.dst, self.bytes = dur, dst, bytes
+        self.coflow, self.conn, self.label, self.prio = (
+            coflow, conn, label, prio)
+        self.not_before, self.worker = not_before, worker
+
+    def to_dict(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass
+class Conn:
+    id: int
+    src: str
+    dst: str
+    sport: int
+    dport: int
+    job: str
+
+
+@dataclass
+class JobPlan:
+    id: str
+    model: str
+    pattern: str
+    workers: tuple                    # hosts
+    servers: tuple                    # PS hosts
+    iterations: int                   # planned (tuning: until stopped)
+    arrival_s: float
+    loss: tuple                       # (beta0, beta1, beta2)
+    bytes_per_iteration: int          # network bytes of one coflow
+    gradient_bytes: int
+    group: str = None
+    buckets: tuple = ()
+
+    def loss_at(self, k):
+        b0, b1, b2 = self.loss
+        return 1.0 / (b0 * k + b1) + b2
+
+
+@dataclass
+class StagePlan:
+    id: str
+    group: str
+    index: int
+    jobs: tuple                       # configurations running in it
+    survivors: tuple
+    barrier: int                      # task id
+    start_after: int = None           # previous barrier task id
+
+
+@dataclass
+class Plan:
+    tasks: list = field(default_factory=list)
+    conns: list = field(default_factory=list)
+    jobs: dict = field(default_factory=dict)
+    stages: list = field(default_factory=list)
+    coflow_bytes: dict = field(default_factory=dict)
+
+    def add(self, kind, host, job, it, **kw):
+        t = Task(len(self.tasks), kind, host, job, it, **kw)
+        self.tasks.append(t)
+        return t.id
+
+    def conn(self, src, dst, job):
+        c = Conn(len(self.conns), src, dst, FIRST_SPORT + len(self.conns),
+                 AGENT_PORT, job)
+        if c.sport > 65535:
+            raise ConfigError('the workload needs more than %d connections'
+                              % (65536 - FIRST_SPORT))
+        self.conns.append(c)
+        return c.id
+
+    def hosts(self):
+        return sorted({t.host for t in self.tasks if t.host} |
+                      {t.dst for t in self.tasks if t.dst},
+                      key=topo._natural)
+
+
+def default_loss(rng):
+    """A synthetic loss curve l(k) = 1/(b0 k + b1) + b2 (POLICIES.md)."""
+    return (float(rng.uniform(0.01, 0.1)), float(rng.uniform(0.3, 0.6)),
+            float(rng.uniform(0.05, 0.5)))
+
+
+def analytical_comm_s(model, pattern, workers, link_bps, shards=1,
+                      bucket_mb=25.0):
+    """Ideal communication time of one iteration with every gradient ready
+    at once and every transfer at the full bottleneck rate B.
+
+    ring: 2(N-1)/N * S / B (per bucket, buckets back to back).
+    ps, push then pull, pipelined per tensor: shard s receives N copies of
+    its share S_s (push, N S_s / B on its link) and sends N copies back
+    (pull, the other direction of the same link). A tensor's pulls start
+    once its N pushes are in, so the pull stream ends at
+    max over tensors i of (push done through i) + (pulls from i on)
+    = N (S_s + b_i) / B: the largest tensor b_max of the busiest shard
+    sets the lag, N (S_s + b_max) / B. At least S / B, a worker's link.
+    """
+    S = model.bytes
+    if pattern == 'ring':
+        return 2.0 * (workers - 1) / workers * S * 8 / link_bps
+    share = [0] * shards
+    big = [0] * shards
+    for i, (_, t) in enumerate(model.tensors()):
+        share[i % shards] += t.bytes
+        big[i % shards] = max(big[i % shards], t.bytes)
+    busiest = max(workers * (share[s] + big[s]) for s in range(shards))
+    return max(busiest, S) * 8 / link_bps
+
+
+def _place(job, need, hosts, free, rng):
+    if isinstance(job.placement, tuple):
+        taken = [h for h in job.placement if h not in free]
+        if taken:
+            raise ConfigError('job %s: placement host %s is already used by '
+                              'another job' % (job.id, taken[0]))
+        chosen = list(job.placement)
+    else:
+        pool = [h for h in hosts if h in free]
+        if len(pool) < need:
+            raise ConfigError('job %s: needs %d free hosts, %d are left'
+                              % (job.id, need, len(pool)))
+        if job.placement == 'random':
+            chosen = [pool[i] for i in rng.choice(len(pool), need,
+                                                  replace=False)]
+        else:
+            chosen = pool[:need]
+    for h in chosen:
+        free.discard(h)
+    return chosen
+
+
+def build(exp):
+    """The task graph of an experiment's jobs and tuning groups."""
+    g = exp.graph()
+    hosts = topo.hosts(g)
+    rng = np.random.default_rng(exp.seed)
+    free = set(hosts)
+    plan = Plan()
+    t_arr = 0.0
+    specs = []
+    for j in exp.jobs:
+        specs.append((j, None))
+    for base, configs, stages in exp.tuning:
+        specs.append((base, (configs, stages)))
+    for spec, tuning in specs:
+        if spec.arrival_s is not None:
+            arrival = spec.arrival_s
+        elif exp.poisson_rate:
+            t_arr += rng.exponential(1.0 / exp.poisson_rate)
+            arrival = t_arr
+        else:
+            arrival = 0.0
+        model = models.get(spec.model, exp.base_dir)
+        if tuning is None:
+            _job(plan, spec, spec.id, model, arrival,
+                 _place(spec, _need(spec), hosts, free, rng),
+                 spec.loss or default_loss(rng), spec.iterations)
+        else:
+            _tuning(plan, spec, model, arrival, tuning, hosts, free, rng)
+    return plan
+
+
+def _need(spec):
+    return spec.workers + (spec.ps_shards if spec.pattern == 'ps' else 0)
+
+
+def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
+         group=None, gates=None):
+    """Add one job's tasks. gates: iteration -> barrier task id that the
+    iteration's forward pass must wait for (tuning stages)."""
+    N = spec.workers
+    workers = tuple(placed[:N])
+    servers = tuple(placed[N:])
+    layers = model.layers
+    L = len(layers)
+    tensors = model.tensors()                  # (layer, Tensor)
+    jp = JobPlan(jid, model.name, spec.pattern, workers, servers,
+                 iterations, arrival, loss, 0, model.bytes, group)
+    plan.jobs[jid] = jp
+    gates = gates or {}
+    if spec.pattern == 'ps':
+        S = len(servers)
+        push_conn = {(w, s): plan.conn(workers[w], servers[s], jid)
+                     for w in range(N) for s in range(S)}
+        pull_conn = {(s, w): plan.conn(servers[s], workers[w], jid)
+                     for s in range(S) for w in range(N)}
+        jp.bytes_per_iteration = 2 * N * model.bytes
+    else:
+        ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
+                     for w in range(N)]
+        buckets, cur, size = [], [], 0
+        cap = spec.bucket_mb * 2 ** 20
+        for li in range(L - 1, -1, -1):
+            for t in layers[li].tensors:
+                cur.append(li)
+                size += t.bytes
+            if cur and size >= cap:
+                buckets.append((min(cur), sorted(set(cur)), size))
+                cur, size = [], 0
+        if cur:
+            buckets.append((min(cur), sorted(set(cur)), size))
+        jp.buckets = tuple(b[2] for b in buckets)
+        steps = 2 * (N - 1)
+        jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
+                                     for b in jp.buckets)
+    fwd_ms = [layer.forward_ms / 1e3 for layer in layers]
+    bwd_ms = [layer.backward_ms / 1e3 for layer in layers]
+    params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
+    prev_last = [None] * N
+    for k in range(iterations):
+        cf = '%s/%d' % (jid, k)
+        plan.coflow_bytes[cf] = jp.bytes_per_iteration
+        bwd = [[None] * L for _ in range(N)]
+        for w in range(N):
+            h = workers[w]
+            last = prev_last[w]
+            for li in range(L):
+                deps = ([last] if last is not None else []) \
+                    + params_ready[w][li]
+                if li == 0 and k in gates:
+                    deps.append(gates[k])
+                last = plan.add('compute', h, jid, k, deps=deps,
+                                dur=fwd_ms[li] * spec.compute_scale,
+                                label='F%d' % li, worker=w,
+                                not_before=arrival if k == 0 else 0.0)
+            for li in range(L - 1, -1, -1):
+                last = plan.add('compute', h, jid, k, deps=[last],
+                                dur=bwd_ms[li] * spec.compute_scale,
+                                label='B%d' % li, worker=w)
+                bwd[w][li] = last
+            prev_last[w] = last
+        received = [[] for _ in range(N)]       # per worker, this iteration
+        ready = [[[] for _ in range(L)] for _ in range(N)]
+        if spec.pattern == 'ps':
+            S = len(servers)
+            for ti, (li, t) in reversed(list(enumerate(tensors))):
+                s = ti % S
+                pushes = [plan.add('send', workers[w], jid, k,
+                                   deps=[bwd[w][li]], dst=servers[s],
+                                   bytes=t.bytes, coflow=cf,
+                                   conn=push_conn[(w, s)],
+                                   label='push ' + t.name, prio=li,
+                                   worker=w)
+                          for w in range(N)]
+                for w in range(N):
+                    pull = plan.add('send', servers[s], jid, k, deps=pushes,
+                                    dst=workers[w], bytes=t.bytes, coflow=cf,
+                                    conn=pull_conn[(s, w)],
+                                    label='pull ' + t.name, prio=li,
+                                    worker=w)
+                    ready[w][li].append(pull)
+                    received[w].append(pull)
+        else:
+            steps = 2 * (N - 1)
+            for bi, (first, blayers, size) in enumerate(buckets):
+                chunk = math.ceil(size / N)
+                prev = [None] * N
+                for st in range(steps):
+                    cur = []
+                    for w in range(N):
+                        dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
+                        cur.append(plan.add(
+                            'send', workers[w], jid, k, deps=[dep],
+                            dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
+                            conn=ring_conn[w], label='bucket%d step%d'
+                            % (bi, st), prio=first, worker=(w + 1) % N))
+                    prev = cur
+                for w in range(N):
+                    got = prev[(w - 1) % N]     # last all-gather step at w
+                    received[w].append(got)
+                    for li in blayers:
+                        ready[w][li].append(got)
+        for w in range(N):
+            plan.add('mark', workers[w], jid, k,
+                     deps=[bwd[w][0]] + received[w], label='iteration',
+                     worker=w)
+        params_ready = ready
+    return jp
+
+
+def _tuning(plan, base, model, arrival, tuning, hosts, free, rng):
+    configs, stages = tuning
+    group = base.id
+    losses = {}
+    placed = {}
+    for c in range(configs):
+        jid = '%s.c%d' % (group, c)
+        placed[jid] = _place(base, _need(base), hosts, free, rng)
+        losses[jid] = default_loss(rng)
+    alive = list(placed)
+    ends, start = [], 0
+    last_of = {}                              # job -> planned iterations
+    survivors_of = []
+    for si, (iters, keep) in enumerate(stages):
+        end = start + iters
+        ends.append(end)
+        for j in alive:
+            last_of[j] = end
+        if keep is None:
+            survivors = []
+        else:
+            n = max(1, math.ceil(keep * len(alive)))
+            survivors = sorted(alive, key=lambda j: (
+                1.0 / (losses[j][0] * end + losses[j][1]) + losses[j][2],
+                j))[:n]
+        survivors_of.append((tuple(alive), tuple(survivors)))
+        alive = survivors
+        start = end
+    # the barrier of stage s is added after the marks of its last
+    # iteration exist, so build jobs first with placeholder gates
+    gate_ids = {}
+    stage_tasks = []
+    for si, end in enumerate(ends):
+        b = plan.add('barrier', None, group, end - 1,
+                     label='stage %d' % si)
+        stage_tasks.append(b)
+        if si + 1 < len(ends):
+            gate_ids[end] = b
+    for jid in placed:
+        gates = {k: b for k, b in gate_ids.items() if k < last_of[jid]}
+        _job(plan, base, jid, model, arrival, placed[jid], losses[jid],
+             last_of[jid], group=group, gates=gates)
+    marks = {}
+    for t in plan.tasks:
+        if t.kind == 'mark' and t.job in placed:
+            marks.setdefault((t.job, t.iter), []).append(t.id)
+    for si, end in enumerate(ends):
+        b = plan.tasks[stage_tasks[si]]
+        jobs, survivors = survivors_of[si]
+        for j in jobs:
+            b.deps += marks[(j, end - 1)]
+        plan.stages.append(StagePlan(
+            '%s/s%d' % (group, si), group, si, jobs, survivors, b.id,
+            stage_tasks[si - 1] if si else None))

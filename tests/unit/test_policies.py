@@ -1,0 +1,102 @@
+"""Coflow baselines on hand-worked snapshots."""
+import numpy as np
+import pytest
+
+from netsched import policies
+from netsched.errors import ConfigError
+from netsched.policies import Snapshot, coflow, flow_priority
+
+MB = 2 ** 20
+
+
+def snap(flows, cap=(8.0, 8.0, 8.0), arrival=None, sent=None, rate=None,
+         queues=None, t=0.0):
+    """flows: (coflow index, link, remaining bytes); capacities in bit/s
+    (8 bit/s = 1 byte/s, so Gamma is in seconds of bytes)."""
+    C = 1 + max(f[0] for f in flows)
+    paths = sorted({(f[1],) for f in flows})
+    pid = {p: i for i, p in enumerate(paths)}
+    return Snapshot(
+        t=t, queues=queues, link_capacity=np.array(cap, float),
+        path_links=np.array(paths), flow_path=np.array(
+            [pid[(f[1],)] for f in flows]),
+        flow_coflow=np.array([f[0] for f in flows]),
+        flow_remaining=np.array([f[2] for f in flows], float),
+        flow_sent=np.zeros(len(flows)),
+        flow_rate=np.zeros(len(flows)) if rate is None else np.array(rate),
+        coflow_id=tuple('c%d' % i for i in range(C)),
+        coflow_arrival=np.zeros(C) if arrival is None else np.array(arrival),
+        coflow_sent=np.zeros(C) if sent is None else np.array(sent, float))
+
+
+# A: 10 B on port 0.  B: 2 B on port 0, 6 B on port 1.  C: 1 B on port 0,
+# 3 B on port 2.  Gamma (1 B/s ports): A 10, B 6, C 3 -> SEBF order C, B, A.
+SEBF_CASE = [(0, 0, 10), (1, 0, 2), (1, 1, 6), (2, 0, 1), (2, 2, 3)]
+
+
+def test_sebf_orders_three_coflows_by_effective_bottleneck():
+    s = snap(SEBF_CASE)
+    assert coflow.effective_bottleneck(s).tolist() == [10.0, 6.0, 3.0]
+    d = policies.make('varys').decide(s)
+    assert d.coflow_rank.tolist() == [2, 1, 0]
+
+
+def test_madd_rates_finish_each_coflow_together_in_order():
+    # C alone: Gamma 3 -> port 0 at 1/3 B/s, port 2 at 1 B/s. B on what C
+    # left (port 0: 2/3 B/s): Gamma max(2/(2/3), 6/1) = 6 -> 1/3 and 1 B/s.
+    # A on port 0's last 1/3 B/s: 10 B in 30 s.
+    d = policies.make('varys').decide(snap(SEBF_CASE))
+    assert (d.flow_rate / 8).tolist() == pytest.approx(
+        [1 / 3, 1 / 3, 1.0, 1 / 3, 1.0])
+
+
+def test_fifo_orders_by_arrival():
+    s = snap([(0, 0, 5), (1, 0, 5), (2, 1, 5)], arrival=[3.0, 1.0, 2.0])
+    assert policies.make('fifo').decide(s).coflow_rank.tolist() == [2, 0, 1]
+
+
+def test_fair_decides_nothing():
+    d = policies.make('fair').decide(snap(SEBF_CASE))
+    assert d.coflow_rank is None and d.flow_rate is None
+
+
+def test_bssi_hand_worked_example():
+    # loads (coflow x port): A [4, 0], B [2, 2], C [0, 3], weights 1.
+    # 1) port 0 is most loaded (6): A has w/load 1/4 < B's 1/2 -> A last;
+    #    B's weight drops to 1 - 1 * 2/4 = 0.5.
+    # 2) port 1 (5): B 0.5/2 = 0.25 < C 1/3 -> B next to last.
+    # 3) C first.  Order C, B, A.
+    load = np.array([[4.0, 0.0], [2.0, 2.0], [0.0, 3.0]])
+    assert coflow.bssi_order(load).tolist() == [2, 1, 0]
+    s = snap([(0, 0, 4), (1, 0, 2), (1, 1, 2), (2, 1, 3)])
+    assert policies.make('sincronia').decide(s).coflow_rank.tolist() == \
+        [2, 1, 0]
+
+
+def test_aalo_queues_by_bytes_sent_fifo_inside():
+    s = snap([(0, 0, 5), (1, 0, 5), (2, 1, 5)],
+             sent=[15 * MB, 1 * MB, 150 * MB], arrival=[0.0, 1.0, 2.0],
+             rate=[8.0 * MB, 8.0 * MB, 0.0], t=5.0)
+    d = policies.make('aalo').decide(s)
+    assert d.coflow_rank.tolist() == [1, 0, 2]
+    # coflow 0 crosses 100 MB in 85 s, coflow 1 crosses 10 MB in 9 s
+    assert d.recheck_at == pytest.approx(5.0 + 9.0)
+
+
+def test_ranks_to_priority_classes():
+    s = snap([(0, 0, 1), (1, 0, 1), (2, 0, 1)], queues=2)
+    d = policies.Decision(coflow_rank=np.array([0, 5, 1]))
+    assert flow_priority(s, d).tolist() == [0, 1, 1]
+    exact = snap([(0, 0, 1), (1, 0, 1), (2, 0, 1)], queues=None)
+    d = policies.Decision(coflow_rank=np.array([1, 1, 0]),
+                          coflow_order=np.array([2, 1, 0]))
+    assert flow_priority(exact, d).tolist() == [2, 1, 0]
+
+
+def test_unknown_policy_and_bad_parameters_are_named():
+    with pytest.raises(ConfigError, match="unknown policy 'bogus'"):
+        policies.make('bogus')
+    with pytest.raises(ConfigError, match='first_mb'):
+        policies.make('aalo', {'first_mb': -1})
+    with pytest.raises(ConfigError, match="no parameter 'x'"):
+        policies.make('varys', {'x': 1})
