@@ -119,11 +119,13 @@ def _resnet50():
     for stage, (width, blocks) in enumerate(zip((64, 128, 256, 512),
                                                 (3, 4, 6, 3)), 1):
         for b in range(blocks):
-            if b == 0 and stage > 1:
-                size //= 2
             p = 'layer%d.%d' % (stage, b)
             out = 4 * width
+            # torchvision's v1.5 block: the 1x1 conv1 runs at the input
+            # resolution, the 3x3 conv2 strides
             a.conv(p + '.conv1', cin, width, 1, size, bn=True)
+            if b == 0 and stage > 1:
+                size //= 2
             a.conv(p + '.conv2', width, width, 3, size, bn=True)
             a.conv(p + '.conv3', width, out, 1, size, bn=True)
             if b == 0:

@@ -1,0 +1,269 @@
+"""The host agent: runs inside one emulated host and executes its slice
+of the workload task graph with real TCP.
+
+    python -m netsched.agent --socket /run/netsched/runs/<id>/coord.sock --host h0_0_0
+
+It talks to the coordinator (netsched.emurun) over a Unix socket - the
+filesystem is shared across Mininet's network namespaces, 127.0.0.1 is
+not. The coordinator sends the plan, a common start time (all hosts
+share CLOCK_MONOTONIC), barrier releases and priority classes; the agent
+sends back timestamps for every transfer, iteration mark and job start,
+and a heartbeat.
+
+Execution:
+- compute tasks are waits; a task's finish time is computed from its
+  dependencies' finish times (not from when the agent woke up), so
+  chains of layers do not accumulate scheduling drift;
+- every outgoing connection is one persistent TCP connection (bound to
+  the plan's source port so the ECMP path is the plan's) with a sender
+  thread that writes one transfer at a time, in the order transfers
+  became ready, each preceded by a 12-byte header (task id, length) and
+  marked with the DSCP of its priority class (per-send IP_TOS);
+- a receiver thread per incoming connection timestamps the last byte of
+  every transfer; that completes the task.
+"""
+import argparse
+import heapq
+import json
+import os
+import queue
+import socket
+import struct
+import sys
+import threading
+import time
+
+HEADER = struct.Struct('!IQ')
+CHUNK = 1 << 16
+_ZEROS = bytes(CHUNK)
+
+
+class Agent:
+    def __init__(self, sock_path, host):
+        self.host = host
+        self.ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ctl.connect(sock_path)
+        self.ctl_lock = threading.Lock()
+        self.inbox = queue.Queue()
+        self.rfile = self.ctl.makefile('r')
+
+    # --- coordinator channel ----------------------------------------------
+    def tell(self, **msg):
+        data = (json.dumps(msg, separators=(',', ':')) + '\n').encode()
+        with self.ctl_lock:
+            self.ctl.sendall(data)
+
+    def _read_ctl(self):
+        for line in self.rfile:
+            self.inbox.put(('ctl', json.loads(line)))
+        self.inbox.put(('ctl', {'op': 'stop', 'why': 'coordinator closed'}))
+
+    def _heartbeat(self):
+        while True:
+            time.sleep(0.5)
+            try:
+                self.tell(op='hb')
+            except OSError:
+                return
+
+    # --- set-up -----------------------------------------------------------
+    def setup(self):
+        self.tell(op='hello', host=self.host, pid=os.getpid())
+        plan = json.loads(self.rfile.readline())
+        self.scale = plan['scale']
+        self.queues = plan['queues']
+        self.tasks = {t['id']: t for t in plan['tasks']}
+        self.incoming = {t['id'] for t in plan['incoming']}
+        self.cls = dict(plan.get('classes', {}))
+        self.pending, self.dependents, self.remote = {}, {}, set()
+        for t in plan['tasks']:
+            n = 0
+            for d in t['deps']:
+                if d in self.tasks or d in self.incoming:
+                    self.dependents.setdefault(d, []).append(t['id'])
+                    n += 1
+                else:                   # a barrier: the coordinator tells
+                    self.remote.add(d)
+                    self.dependents.setdefault(d, []).append(t['id'])
+                    n += 1
+            self.pending[t['id']] = n
+        self.finish = {}
+        # listen, then connect out (the coordinator orders the phases)
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(('0.0.0.0', plan['listen_port']))
+        self.lsock.listen(256)
+        threading.Thread(target=self._accept, args=(plan['n_in'],),
+                         daemon=True).start()
+        self.tell(op='listening')
+        msg = json.loads(self.rfile.readline())
+        assert msg['op'] == 'connect', msg
+        self.out = {}
+        for c in plan['conns']:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.bind((plan['ip'], c['sport']))
+            for attempt in range(50):
+                try:
+                    s.connect((c['dst_ip'], c['dport']))
+                    break
+                except OSError:
+                    if attempt == 49:
+                        raise
+                    time.sleep(0.1)
+            q = queue.Queue()
+            self.out[c['id']] = (s, q)
+            threading.Thread(target=self._sender, args=(s, q),
+                             daemon=True).start()
+        self.tell(op='connected')
+        threading.Thread(target=self._read_ctl, daemon=True).start()
+        threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _accept(self, n):
+        for _ in range(n):
+            s, _ = self.lsock.accept()
+            threading.Thread(target=self._receiver, args=(s,),
+                             daemon=True).start()
+
+    # --- data path ----------------------------------------------------------
+    def _sender(self, s, q):
+        tos = None
+        try:
+            while True:
+                t, ready = q.get()
+                c = self.cls.get(t['coflow'], self.queues - 1)
+                want = (8 * (7 - c)) << 2
+                if want != tos:
+                    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
+                    tos = want
+                n = max(1, round(t['bytes'] / self.scale))
+                start = time.monotonic()
+                self.tell(op='start', task=t['id'], ready=ready, t=start,
+                          bytes=n)
+                s.sendall(HEADER.pack(t['id'], n))
+                left = n
+                while left:
+                    k = min(left, CHUNK)
+                    s.sendall(_ZEROS[:k])
+                    left -= k
+        except OSError as e:
+            self.inbox.put(('error', 'send failed: %s' % e))
+
+    def _receiver(self, s):
+        buf = bytearray(CHUNK)
+        view = memoryview(buf)
+        try:
+            while True:
+                head = self._exact(s, view, HEADER.size)
+                if head is None:
+                    return
+                tid, n = HEADER.unpack(head)
+                left = n
+                while left:
+                    k = s.recv_into(view, min(left, CHUNK))
+                    if k == 0:
+                        raise OSError('connection closed mid-transfer')
+                    left -= k
+                self.inbox.put(('recv', tid, time.monotonic()))
+        except OSError as e:
+            self.inbox.put(('error', 'receive failed: %s' % e))
+
+    @staticmethod
+    def _exact(s, view, n):
+        got = 0
+        while got < n:
+            k = s.recv_into(view[got:n], n - got)
+            if k == 0:
+                if got == 0:
+                    return None
+                raise OSError('connection closed in a header')
+            got += k
+        return bytes(view[:n])
+
+    # --- scheduling ---------------------------------------------------------
+    def _done(self, tid, t):
+        self.finish[tid] = t
+        for d in self.dependents.get(tid, ()):
+            self.pending[d] -= 1
+            if self.pending[d] == 0:
+                self._ready(self.tasks[d])
+
+    def _ready(self, task):
+        # logical ready time: the latest finish among its dependencies
+        ready = max([self.finish[d] for d in task['deps']
+                     if d in self.finish] + [self.t0 + task['not_before']])
+        kind = task['kind']
+        if kind == 'compute':
+            if task['label'] == 'F0' and task['iter'] == 0:
+                self.tell(op='job_start', job=task['job'], t=ready)
+            heapq.heappush(self.timers, (ready + task['dur'], task['id']))
+        elif kind == 'send':
+            self.out[task['conn']][1].put((task, ready))
+        elif kind == 'mark':
+            self.tell(op='mark', task=task['id'], t=ready)
+            self._done(task['id'], ready)
+
+    def run(self):
+        msg = self.inbox.get()
+        while msg[0] != 'ctl' or msg[1]['op'] != 'go':
+            if msg[0] == 'ctl' and msg[1]['op'] == 'stop':
+                return 0
+            msg = self.inbox.get()
+        self.t0 = msg[1]['t0']
+        self.timers = []
+        for tid, n in list(self.pending.items()):
+            if n == 0:
+                heapq.heappush(self.timers, (self.t0 + self.tasks[tid][
+                    'not_before'], -1 - tid))
+        while True:
+            now = time.monotonic()
+            while self.timers and self.timers[0][0] <= now:
+                at, tid = heapq.heappop(self.timers)
+                if tid < 0:                      # a root task becomes ready
+                    self._ready(self.tasks[-1 - tid])
+                else:
+                    self._done(tid, at)
+            timeout = (self.timers[0][0] - time.monotonic()
+                       if self.timers else 0.5)
+            try:
+                msg = self.inbox.get(timeout=max(timeout, 0.0))
+            except queue.Empty:
+                continue
+            kind = msg[0]
+            if kind == 'recv':
+                _, tid, t = msg
+                self.tell(op='recv', task=tid, t=t)
+                self._done(tid, t)
+            elif kind == 'error':
+                self.tell(op='error', msg=msg[1])
+                return 1
+            else:
+                m = msg[1]
+                if m['op'] == 'release':
+                    self._done(m['task'], m['t'])
+                elif m['op'] == 'classes':
+                    self.cls.update(m['classes'])
+                elif m['op'] == 'stop':
+                    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog='netsched.agent')
+    ap.add_argument('--socket', required=True)
+    ap.add_argument('--host', required=True)
+    a = ap.parse_args(argv)
+    agent = Agent(a.socket, a.host)
+    try:
+        agent.setup()
+        return agent.run()
+    except Exception as e:          # report, then die: the run must not hang
+        try:
+            agent.tell(op='error', msg='%s: %s' % (type(e).__name__, e))
+        except OSError:
+            pass
+        raise
+
+
+if __name__ == '__main__':
+    sys.exit(main())
