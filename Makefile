@@ -3,12 +3,12 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test unit bench clean
+.PHONY: setup demo test unit bench bench-fabric bench-sim clean
 setup:
 	@bash tools/bootstrap.sh
 
 demo: setup
-	$(VENV)/bin/netsched demo
+	$(VENV)/bin/netsched run experiments/demo.yaml
 
 test: setup
 	$(PY) -m pytest -q -rs tests
@@ -16,8 +16,13 @@ test: setup
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
-bench: setup
+bench: bench-fabric bench-sim
+
+bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
+
+bench-sim: setup
+	$(PY) benchmarks/sim_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

@@ -103,6 +103,9 @@ class Agent:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if plan.get('tcp_cc'):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
+                             plan['tcp_cc'].encode())
             s.bind((plan['ip'], c['sport']))
             for attempt in range(50):
                 try:

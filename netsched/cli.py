@@ -166,6 +166,33 @@ def cmd_run(a):
     return 0
 
 
+def cmd_compare(a):
+    """Per-job and per-coflow differences between two runs' results."""
+    import numpy as np
+    from . import metrics
+    sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
+    rows = metrics.compare(sa, sb)
+    print('A: %s (%s, %s)   B: %s (%s, %s)' % (
+        a.a, sa['backend'], sa['policy'], a.b, sb['backend'], sb['policy']))
+    if a.all:
+        for kind, key, x, y, err in rows:
+            print('  %-16s %-20s %12s %12s %8s' % (
+                kind, key, '-' if x is None else '%.4f' % x,
+                '-' if y is None else '%.4f' % y,
+                '-' if err is None else '%+.1f%%' % (100 * err)))
+    for kind in sorted({r[0] for r in rows}):
+        errs = np.array([r[4] for r in rows if r[0] == kind
+                         and r[4] is not None])
+        missing = sum(1 for r in rows if r[0] == kind and r[4] is None)
+        if len(errs):
+            print('%-16s n=%-5d mean |err| %5.1f%%  max |err| %5.1f%%  '
+                  'mean err %+5.1f%%%s' % (
+                      kind, len(errs), 100 * np.abs(errs).mean(),
+                      100 * np.abs(errs).max(), 100 * errs.mean(),
+                      '  (%d only in one run)' % missing if missing else ''))
+    return 0
+
+
 def cmd_clean(a):
     from . import runstate
     n = runstate.clean()
@@ -232,6 +259,12 @@ def build_parser():
             p.add_argument('--out', help='output directory (default '
                            'results/<name>-<backend>-<policy>-<time>)')
         p.set_defaults(fn=fn)
+    p = sub.add_parser('compare', help="compare two runs' results "
+                       '(e.g. the emulator against the simulator)')
+    p.add_argument('a', help='results directory (reference)')
+    p.add_argument('b', help='results directory')
+    p.add_argument('--all', action='store_true', help='print every row')
+    p.set_defaults(fn=cmd_compare)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)

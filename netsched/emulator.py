@@ -355,6 +355,10 @@ class Fabric:
         for n, intfs in sorted(per_node.items()):
             sh, tc = self._iface_script(n, intfs)
             if self.g.nodes[n]['role'] == topo.HOST:
+                # a persistent connection that idles between transfers
+                # (gradient exchanges) keeps its window, as data-center
+                # training stacks are set up to; per network namespace
+                sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
                 self._run_in_host(n, sh, tc)
             else:
                 root_sh += sh

@@ -85,7 +85,8 @@ class Coordinator:
                 'scale': self.exp.scale, 'queues': self.fab.queues,
                 'tasks': mine, 'incoming': incoming, 'conns': conns,
                 'n_in': sum(1 for c in self.plan.conns if c.dst == h),
-                'listen_port': workload.AGENT_PORT, 'classes': self.classes}
+                'listen_port': workload.AGENT_PORT, 'classes': self.classes,
+                'tcp_cc': os.environ.get('NETSCHED_CC')}
 
     def start_agents(self, out_dir):
         path = os.path.join(self.fab.state.dir, 'coord.sock')
@@ -218,6 +219,10 @@ class Coordinator:
         except BlockingIOError:
             return False
         if not data:
+            try:                     # a dead agent: say how it ended
+                self.procs[h].wait(timeout=1.0)
+            except Exception:        # still running: it closed the channel
+                pass
             self._check_procs()
             raise AgentFailed('agent on %s closed its channel (log: %s)'
                               % (h, self.logs[h]))
@@ -414,7 +419,8 @@ def run(exp, log_path, say):
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,
                   seed=exp.seed, link_mbps=link_mbps)
         with Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
-                    mtu=exp.mtu, log=say) as fab:
+                    mtu=exp.mtu, queue_packets=exp.queue_packets,
+                    log=say) as fab:
             c = Coordinator(exp, plan, fab, log, say)
             c.start_agents(out_dir)
             say('%d agents connected; running' % len(c.hosts))

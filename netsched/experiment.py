@@ -67,6 +67,7 @@ class Experiment:
     poisson_rate: float = None        # jobs/s for jobs without arrival_s
     big_switch: bool = False
     mtu: int = 9000
+    queue_packets: int = 32
     sample_s: float = 0.1
     timeout_s: float = None
     raw: dict = field(default=None, compare=False, repr=False)
@@ -291,6 +292,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                'port, got %d' % (EMU_MAX_QUEUES, queues))
     seed = c.num('seed', 1, integer=True, minimum=0)
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
+    qpk = c.num('queue_packets', 32, integer=True, minimum=1)
     sample_s = c.num('sample_s', 0.1, positive=True)
     timeout_s = c.num('timeout_s', None, positive=True)
     big = c.get('big_switch', False)
@@ -365,5 +367,5 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       queues=queues, backend=backend, seed=int(seed),
                       policy=pname, policy_params=params, jobs=tuple(jobs),
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
-                      big_switch=big, mtu=int(mtu), sample_s=float(sample_s),
+                      big_switch=big, mtu=int(mtu), queue_packets=int(qpk), sample_s=float(sample_s),
                       timeout_s=timeout_s, raw=d)

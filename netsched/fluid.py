@@ -12,6 +12,13 @@ import numpy as np
 REL_TOL = 1e-9
 
 
+def _link_order(flat, nl):
+    """Stable argsort of link indices; numpy radix-sorts 16-bit keys."""
+    if nl < 32767:
+        return np.argsort(flat.astype(np.int16), kind='stable')
+    return np.argsort(flat, kind='stable')
+
+
 def _fill(links, weight, residual, capacity):
     """Progressive filling of groups (rows of ``links``, padded with the
     dummy link index len(residual)-1) with ``weight`` flows each. Returns
@@ -26,7 +33,7 @@ def _fill(links, weight, residual, capacity):
     dummy = nl - 1
     flat = links.ravel()
     owner = np.repeat(np.arange(G), H)
-    order = np.argsort(flat, kind='stable')
+    order = _link_order(flat, nl)
     starts = np.searchsorted(flat[order], np.arange(nl + 1))
     n = np.bincount(flat, weights=np.repeat(weight, H), minlength=nl)
     n[dummy] = 0.0
@@ -60,6 +67,55 @@ def _fill(links, weight, residual, capacity):
         n[dummy] = 0.0
         n[full] = 0.0
     return rate
+
+
+def _by_level(glinks, gkey, weight, residual, cap, grate):
+    """Fill the priority levels in order. A group that crosses a full
+    link gets nothing; the groups each newly full link kills are found
+    through a link -> groups index, so levels that are entirely starved
+    (the common case under strict priority) cost nothing."""
+    G, H = glinks.shape
+    nl = len(residual)
+    bounds = np.flatnonzero(np.r_[True, gkey[1:] != gkey[:-1], True])
+    nlev = len(bounds) - 1
+    level_of = np.repeat(np.arange(nlev), np.diff(bounds))
+    flat = glinks.ravel()
+    owner = np.repeat(np.arange(G), H)
+    order = _link_order(flat, nl)
+    starts = np.searchsorted(flat[order], np.arange(nl + 1))
+    alive = np.bincount(level_of, minlength=nlev)
+    dead = np.zeros(G, dtype=bool)
+    stamp = np.zeros(G, dtype=np.int64)
+    full = residual <= 0
+    full[nl - 1] = False
+
+    def kill(links):
+        if len(links) == 0:
+            return
+        g = owner[np.concatenate([order[starts[i]:starts[i + 1]]
+                                  for i in links])]
+        g = g[~dead[g]]
+        stamp[g] = np.arange(len(g))
+        g = g[stamp[g] == np.arange(len(g))]
+        dead[g] = True
+        np.subtract.at(alive, level_of[g], 1)
+
+    kill(np.flatnonzero(full))
+    lev = 0
+    while lev < nlev:
+        if alive[lev] == 0:
+            nxt = np.flatnonzero(alive[lev:] > 0)
+            if len(nxt) == 0:
+                break
+            lev += int(nxt[0])
+        a, b = bounds[lev], bounds[lev + 1]
+        idx = a + np.flatnonzero(~dead[a:b])
+        grate[idx] = _fill(glinks[idx], weight[idx], residual, cap)
+        now_full = residual <= 0
+        now_full[nl - 1] = False
+        kill(np.flatnonzero(now_full & ~full))
+        full = now_full
+        lev += 1
 
 
 def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
@@ -114,22 +170,7 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     gkey = groups // P
     gpath = groups % P
     grate = np.zeros(len(groups))
-    bounds = np.flatnonzero(np.r_[True, gkey[1:] != gkey[:-1], True])
-    level_of = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-    glinks_all = pl[gpath]
-    a = 0
-    while a < len(groups):
-        b = bounds[level_of[a] + 1]
-        grate[a:b] = _fill(glinks_all[a:b], counts[a:b].astype(float),
-                           residual, cap)
-        if b >= len(groups):
-            break
-        # skip the lower levels whose every group crosses a full link
-        live = ~(residual[glinks_all[b:]] <= 0).any(axis=1)
-        if not live.any():
-            break
-        a = b + int(np.argmax(live))
-        a = bounds[level_of[a]]
+    _by_level(pl[gpath], gkey, counts.astype(float), residual, cap, grate)
     rate += grate[inverse]
     # carried load per link, from the groups (plus explicit reservations)
     load = np.maximum(cap[:L] - residual[:L], 0.0)

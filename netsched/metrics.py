@@ -239,3 +239,42 @@ def _save(fig, out_dir, name):
 
 def from_log(path):
     return compute(evlog.read(path))
+
+
+def load_summary(path):
+    """summary.json of a results directory (or the file itself)."""
+    from .errors import ConfigError
+    p = os.path.join(path, 'summary.json') if os.path.isdir(path) else path
+    try:
+        with open(p) as f:
+            s = json.load(f)
+    except OSError as e:
+        raise ConfigError('%s: %s' % (p, e.strerror)) from None
+    except ValueError:
+        raise ConfigError('%s: not JSON' % p) from None
+    if s.get('format') != SUMMARY_FORMAT:
+        raise ConfigError('%s: not a netsched summary (format %r)'
+                          % (p, s.get('format')))
+    return s
+
+
+def compare(a, b):
+    """Per-job and per-coflow relative differences of b against a:
+    rows (kind, id, value in a, value in b, relative error)."""
+    rows = []
+
+    def add(kind, key, x, y):
+        if x is None or y is None:
+            rows.append((kind, key, x, y, None))
+        else:
+            rows.append((kind, key, x, y, (y - x) / x if x else None))
+    for j in sorted(set(a['jobs']) | set(b['jobs'])):
+        ja, jb = a['jobs'].get(j, {}), b['jobs'].get(j, {})
+        add('job jct_s', j, ja.get('jct_s'), jb.get('jct_s'))
+        add('job iter_mean_s', j,
+            ja.get('iteration_time_s', {}).get('mean'),
+            jb.get('iteration_time_s', {}).get('mean'))
+    for c in sorted(set(a['coflows']) | set(b['coflows'])):
+        add('coflow cct_s', c, a['coflows'].get(c, {}).get('cct_s'),
+            b['coflows'].get(c, {}).get('cct_s'))
+    return rows

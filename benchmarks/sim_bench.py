@@ -1,0 +1,89 @@
+"""Simulator benchmark: the Facebook coflow trace under every baseline
+(average and p95 CCT, wall time), and a k=16 fat-tree (1024 hosts) with a
+synthetic DL workload of more than 10,000 flows (wall time).
+
+    .venv/bin/python benchmarks/sim_bench.py [--trace PATH] [--limit N]
+        [--policies fair,varys,...] [--skip-fattree]
+
+Figures go to results/bench-sim.json as they arrive.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from netsched import experiment, run  # noqa: E402
+
+FB = os.path.join(ROOT, '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--trace', default=FB)
+    ap.add_argument('--limit', type=int)
+    ap.add_argument('--policies', default='fair,fifo,sebf,varys,aalo,'
+                                          'sincronia')
+    ap.add_argument('--skip-fattree', action='store_true')
+    a = ap.parse_args()
+    os.makedirs(os.path.join(ROOT, 'results'), exist_ok=True)
+    out_path = os.path.join(ROOT, 'results', 'bench-sim.json')
+    res = {'trace': {}, 'fattree': None}
+
+    def save():
+        with open(out_path, 'w') as f:
+            json.dump(res, f, indent=1)
+
+    base = os.path.join(ROOT, 'experiments', 'fb-trace.yaml')
+    print('Facebook trace, 150 x 1 Gbit/s (2^30) ports, big switch%s'
+          % (', first %d coflows' % a.limit if a.limit else ''))
+    print('%-10s %9s %9s %9s %8s' % ('policy', 'avg CCT', 'p95 CCT',
+                                     'done', 'wall s'))
+    for pol in a.policies.split(','):
+        exp = experiment.load(base, policy=pol, trace=a.trace)
+        if a.limit:
+            exp = experiment.from_dict(
+                dict(exp.raw, trace={'path': exp.trace.path,
+                                     'limit': a.limit}), base, policy=pol)
+        t0 = time.monotonic()
+        out, s = run.execute(exp, os.path.join(ROOT, 'results',
+                                               'bench-sim-fb-' + pol),
+                             say=lambda m: None, plots=False)
+        wall = time.monotonic() - t0
+        t = s['totals']
+        res['trace'][pol] = {'avg_cct_s': t['avg_cct_s'],
+                             'p95_cct_s': t['p95_cct_s'],
+                             'coflows_done': t['coflows_done'],
+                             'wall_s': wall}
+        save()
+        print('%-10s %8.2fs %8.2fs %9d %8.1f' % (
+            pol, t['avg_cct_s'], t['p95_cct_s'], t['coflows_done'], wall),
+            flush=True)
+    if 'fair' in res['trace']:
+        for pol, r in res['trace'].items():
+            print('  %-10s average CCT %.2fx better than fair'
+                  % (pol, res['trace']['fair']['avg_cct_s'] / r['avg_cct_s']))
+    if a.skip_fattree:
+        return
+    jobs = [dict(id='r%d' % i, model='resnet50', pattern='ring', workers=8,
+                 iterations=2, placement='random') for i in range(64)]
+    exp = experiment.from_dict({'name': 'k16', 'backend': 'sim',
+                                'topology': 'fattree,16', 'link_gbps': 10,
+                                'policy': 'fair', 'jobs': jobs}, 'k16.yaml')
+    t0 = time.monotonic()
+    out, s = run.execute(exp, os.path.join(ROOT, 'results',
+                                           'bench-sim-k16'),
+                         say=lambda m: None, plots=False)
+    wall = time.monotonic() - t0
+    res['fattree'] = {'hosts': 1024, 'jobs': len(jobs),
+                      'flows': s['flows']['count'], 'wall_s': wall}
+    save()
+    print('k=16 fat-tree, 1024 hosts, %d ring jobs x 8 workers: %d flows in '
+          '%.1f s' % (len(jobs), s['flows']['count'], wall))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,71 @@
+"""The coflow-benchmark trace reader and the Facebook trace."""
+import os
+
+import pytest
+
+from netsched import experiment, run, trace
+from netsched.errors import ConfigError
+
+FB = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                  '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
+
+
+def write(tmp_path, text):
+    p = tmp_path / 't.txt'
+    p.write_text(text)
+    return str(p)
+
+
+def test_conventional_reading(tmp_path):
+    p = write(tmp_path, '4 1\n7 1500 2 0 1 2 2:4.0 3:2.0\n')
+    ports, cofs = trace.read(p)
+    c = cofs[0]
+    assert (ports, c.id, c.arrival_s) == (4, '7', 1.5)
+    src, dst, size = c.flows()
+    assert list(zip(src, dst, size)) == [
+        (0, 2, 2 * trace.MB), (1, 2, 2 * trace.MB),
+        (0, 3, 1 * trace.MB), (1, 3, 1 * trace.MB)]
+
+
+@pytest.mark.parametrize('text,msg', [
+    ('4 1\n1 0 1 0 2 2:3\n', r':2: says 2 reducers, lists 1'),
+    ('4 1\n1 0 1 9 1 2:3\n', r':2: mapper rack must be in 0..3, got 9'),
+    ('4 1\n1 0 1 0 1 2:-3\n', r':2: reducer 2: MB must be >= 0'),
+    ('4 1\n1 0 1 0 1 2:x\n', r":2: reducer 2: MB 'x' is not a number"),
+    ('4 1\n1 0 1 0 1 2\n', r":2: reducer '2' is not <rack>:<MB>"),
+    ('4 1\n1 zero 1 0 1 2:1\n', r":2: arrival ms must be an integer"),
+    ('4 2\n1 0 1 0 1 2:1\n', r':1: header says 2 coflows, the file has 1'),
+    ('4\n', r':1: expected "<ports> <coflows>"'),
+    ('4 2\n1 0 1 0 1 2:1\n1 5 1 0 1 2:1\n', r':3: coflow id 1 appears twice'),
+])
+def test_bad_lines_name_line_and_reason(tmp_path, text, msg):
+    with pytest.raises(ConfigError, match=msg):
+        trace.read(write(tmp_path, text))
+
+
+@pytest.mark.skipif(not os.path.exists(FB), reason='../shared/data missing')
+def test_facebook_trace_shape():
+    ports, cofs = trace.read(FB)
+    assert (ports, len(cofs)) == (150, 526)
+    assert sum(len(c.mappers) * len(c.reducers) for c in cofs) == 706397
+    assert max(len(c.mappers) * len(c.reducers) for c in cofs) == 21170
+
+
+@pytest.mark.skipif(not os.path.exists(FB), reason='../shared/data missing')
+@pytest.mark.parametrize('policy', ['fair', 'fifo', 'varys', 'sebf', 'aalo',
+                                    'sincronia'])
+def test_facebook_trace_prefix_completes_under_every_baseline(tmp_path,
+                                                              policy):
+    exp = experiment.load(_fb_yaml(), policy=policy)
+    exp = experiment.from_dict(dict(exp.raw, trace={'path': FB, 'limit': 60}),
+                               exp.path, policy=policy)
+    out, s = run.execute(exp, str(tmp_path / policy), say=lambda m: None,
+                         plots=False)
+    assert s['totals']['coflows_done'] == 60
+    for r in s['links'].values():
+        assert r['peak_util'] <= 1.0 + 1e-6
+
+
+def _fb_yaml():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                        '..', 'experiments', 'fb-trace.yaml')
