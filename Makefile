@@ -3,7 +3,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test unit bench bench-fabric bench-sim clean
+.PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -16,10 +16,13 @@ test: setup
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
-bench: bench-fabric bench-sim
+bench: bench-fabric bench-workload bench-sim
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
+
+bench-workload: setup
+	$(PY) benchmarks/workload_bench.py
 
 bench-sim: setup
 	$(PY) benchmarks/sim_bench.py

@@ -203,14 +203,31 @@ class Coordinator:
                          % (last_progress - t0,
                             self.recv_done + self.marks_done, total))
         sampler.sample(self.log)
+        wall = time.monotonic() - t0
         for h in self.hosts:
             try:
                 self._send(h, {'op': 'stop'})
             except OSError:
                 pass
+        cpu = self._collect_cpu()
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
+                'agent_cpu_s': cpu, 'run_s': wall,
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
+
+    def _collect_cpu(self, wait_s=2.0):
+        """Sum of the agents' CPU seconds, from their goodbyes."""
+        self.cpu = {}
+        deadline = time.monotonic() + wait_s
+        while len(self.cpu) < len(self.hosts) and \
+                time.monotonic() < deadline:
+            for key, _ in self.sel.select(timeout=0.05):
+                try:
+                    self._read(key.data)
+                except AgentFailed:
+                    self.sel.unregister(key.fileobj)
+        return sum(self.cpu.values()) if len(self.cpu) == len(self.hosts) \
+            else None
 
     def _read(self, h):
         s = self.sock[h][0]
@@ -238,6 +255,9 @@ class Coordinator:
         op = m['op']
         t0 = self.t0
         if op == 'hb':
+            return False
+        if op == 'bye':
+            self.cpu[h] = m['cpu_s']
             return False
         if op == 'error':
             raise AgentFailed('agent on %s: %s (log: %s)'
