@@ -8,6 +8,9 @@ from netsched.errors import ConfigError
 
 FB = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                   '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
+# CI has ../shared beside the clone: there a missing trace is a failure
+NO_TRACE = (not os.path.exists(FB)
+            and os.environ.get('CI', '').lower() != 'true')
 
 
 def write(tmp_path, text):
@@ -43,7 +46,7 @@ def test_bad_lines_name_line_and_reason(tmp_path, text, msg):
         trace.read(write(tmp_path, text))
 
 
-@pytest.mark.skipif(not os.path.exists(FB), reason='../shared/data missing')
+@pytest.mark.skipif(NO_TRACE, reason='../shared/data missing')
 def test_facebook_trace_shape():
     ports, cofs = trace.read(FB)
     assert (ports, len(cofs)) == (150, 526)
@@ -51,7 +54,7 @@ def test_facebook_trace_shape():
     assert max(len(c.mappers) * len(c.reducers) for c in cofs) == 21170
 
 
-@pytest.mark.skipif(not os.path.exists(FB), reason='../shared/data missing')
+@pytest.mark.skipif(NO_TRACE, reason='../shared/data missing')
 @pytest.mark.parametrize('policy', ['fair', 'fifo', 'varys', 'sebf', 'aalo',
                                     'sincronia'])
 def test_facebook_trace_prefix_completes_under_every_baseline(tmp_path,
