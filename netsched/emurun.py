@@ -56,6 +56,7 @@ class Coordinator:
         self.mark_time = {}
         self.started = {}                    # send -> (ready, start) abs
         self.done_sends = set()
+        self.in_flight = set()
         self.recv_done = 0
         self.marks_done = 0
         self.coflow_left = {}
@@ -270,6 +271,7 @@ class Coordinator:
         if op == 'start':
             t = self.sends[m['task']]
             self.started[t.id] = (m['ready'], m['t'])
+            self.in_flight.add(t.id)
             a = self.coflow_arrival.get(t.coflow)
             self.coflow_arrival[t.coflow] = m['ready'] if a is None \
                 else min(a, m['ready'])
@@ -279,6 +281,7 @@ class Coordinator:
             ready, start = self.started.get(t.id, (m['t'], m['t']))
             self.recv_done += 1
             self.done_sends.add(t.id)
+            self.in_flight.discard(t.id)
             self.log.write(m['t'] - t0, 'flow', id=t.id, coflow=t.coflow,
                            src=t.host, dst=t.dst, bytes=t.bytes,
                            start=start - t0)
@@ -334,7 +337,7 @@ class Coordinator:
     def _decide(self):
         """Run the policy on the transfers in flight; send changed coflow
         classes to the agents."""
-        active = [i for i in self.started if i not in self.done_sends]
+        active = sorted(self.in_flight)
         if not active:
             return
         tasks = [self.sends[i] for i in active]
