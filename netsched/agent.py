@@ -75,18 +75,13 @@ class Agent:
         self.tasks = {t['id']: t for t in plan['tasks']}
         self.incoming = {t['id'] for t in plan['incoming']}
         self.cls = dict(plan.get('classes', {}))
-        self.pending, self.dependents, self.remote = {}, {}, set()
+        # a dependency is a local task, a transfer received here, or a
+        # barrier the coordinator releases; each completes exactly once
+        self.pending, self.dependents = {}, {}
         for t in plan['tasks']:
-            n = 0
             for d in t['deps']:
-                if d in self.tasks or d in self.incoming:
-                    self.dependents.setdefault(d, []).append(t['id'])
-                    n += 1
-                else:                   # a barrier: the coordinator tells
-                    self.remote.add(d)
-                    self.dependents.setdefault(d, []).append(t['id'])
-                    n += 1
-            self.pending[t['id']] = n
+                self.dependents.setdefault(d, []).append(t['id'])
+            self.pending[t['id']] = len(t['deps'])
         self.finish = {}
         # listen, then connect out (the coordinator orders the phases)
         self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -60,21 +60,36 @@ def compute(evs):
         elif k == 'links':
             for name, u in e['util'].items():
                 link_util.setdefault(name, []).append((t, e['dt'], u))
-    return {'jobs': jobs, 'iters': iters, 'coflows': coflows,
-            'stages': stages, 'flows': flows, 'links': link_util,
-            'duration_s': t_end}
+    m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
+         'stages': stages, 'flows': flows, 'links': link_util,
+         'duration_s': t_end}
+    m['iteration_times'] = iteration_times(m)
+    return m
+
+
+def iteration_times(m):
+    """job -> [(iteration, end, duration or None, loss)] in order; an
+    iteration lasts from the previous one's end (the job's arrival for
+    the first) to its own."""
+    out = {}
+    for (job, it), rec in sorted(m['iters'].items()):
+        rows = out.setdefault(job, [])
+        start = rows[-1][1] if rows else m['jobs'].get(job, {}).get(
+            'arrival_s')
+        rows.append((it, rec['end_s'],
+                     None if start is None else rec['end_s'] - start,
+                     rec['loss']))
+    return out
 
 
 def summarize(m, meta):
     """The summary.json dict (meta: backend, seed, scale, ... )."""
-    by_job = {}
-    for (job, it), rec in sorted(m['iters'].items()):
-        by_job.setdefault(job, []).append((it, rec['end_s']))
     jobs = {}
     for job, rec in sorted(m['jobs'].items()):
-        ends = [t for _, t in sorted(by_job.get(job, []))]
+        rows = m['iteration_times'].get(job, [])
+        ends = [end for _, end, _, _ in rows]
         start = rec.get('arrival_s')
-        times = np.diff([start] + ends) if ends and start is not None else []
+        times = [d for _, _, d, _ in rows] if start is not None else []
         jct = (rec['end_s'] - start) if rec.get('end_s') is not None \
             and start is not None else None
         jobs[job] = {'arrival_s': start, 'jct_s': jct,
@@ -136,15 +151,11 @@ def write(out_dir, m, summary):
                  r['iteration_time_s']['mean'], r['iteration_time_s']['p50'],
                  r['iteration_time_s']['p99']]
                 for j, r in summary['jobs'].items()])
-    rows, prev = [], {}
-    for (job, it), rec in sorted(m['iters'].items()):
-        start = prev.get(job, m['jobs'].get(job, {}).get('arrival_s'))
-        rows.append([job, it, rec['end_s'],
-                     None if start is None else rec['end_s'] - start,
-                     rec['loss']])
-        prev[job] = rec['end_s']
     _write_csv(os.path.join(out_dir, 'iterations.csv'),
-               ['job', 'iter', 'end_s', 'iteration_time_s', 'loss'], rows)
+               ['job', 'iter', 'end_s', 'iteration_time_s', 'loss'],
+               [[job, it, end, dur, loss]
+                for job, rows in m['iteration_times'].items()
+                for it, end, dur, loss in rows])
     _write_csv(os.path.join(out_dir, 'coflows.csv'),
                ['coflow', 'arrival_s', 'cct_s', 'bytes', 'emulated_bytes'],
                [[c, r['arrival_s'], r['cct_s'], r['bytes'],
@@ -174,13 +185,9 @@ def plot(out_dir, m, summary):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     files = []
-    by_job = {}
-    prev = {}
-    for (job, it), rec in sorted(m['iters'].items()):
-        start = prev.get(job, m['jobs'].get(job, {}).get('arrival_s'))
-        if start is not None:
-            by_job.setdefault(job, []).append(rec['end_s'] - start)
-        prev[job] = rec['end_s']
+    by_job = {job: [d for _, _, d, _ in rows if d is not None]
+              for job, rows in m['iteration_times'].items()}
+    by_job = {job: x for job, x in by_job.items() if x}
     if by_job:
         fig, ax = plt.subplots(figsize=(6, 4))
         for job, x in sorted(by_job.items()):

@@ -295,19 +295,16 @@ _cache = {}
 
 def get(name, base_dir=None):
     """A bundled model by name, or a profile file by path."""
-    if name in _cache:
-        return _cache[name]
     if name in BUNDLED:
-        m = load_file(os.path.join(MODELS_DIR, name + '.json'))
+        path = os.path.join(MODELS_DIR, name + '.json')
     elif name.endswith(('.json', '.yaml', '.yml')):
-        path = name if os.path.isabs(name) or base_dir is None else \
-            os.path.join(base_dir, name)
-        m = load_file(path)
+        path = os.path.abspath(os.path.join(base_dir or os.getcwd(), name))
     else:
         raise ConfigError('unknown model %r: use one of %s or a profile file '
                           '(.json/.yaml)' % (name, ', '.join(BUNDLED)))
-    _cache[name] = m
-    return m
+    if path not in _cache:            # keyed by file: relative names differ
+        _cache[path] = load_file(path)
+    return _cache[path]
 
 
 def write_bundled(directory=MODELS_DIR):

@@ -22,9 +22,8 @@ def versions():
     out = {'netsched': __version__, 'python': platform.python_version()}
     for mod in ('numpy', 'networkx', 'matplotlib', 'yaml'):
         try:
-            out[mod] = sys.modules.get(mod) and sys.modules[mod].__version__ \
-                or __import__(mod).__version__
-        except Exception:           # a missing optional module: no version
+            out[mod] = __import__(mod).__version__
+        except ImportError:
             pass
     return out
 

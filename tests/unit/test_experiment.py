@@ -13,6 +13,7 @@ from netsched.errors import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+FB = os.path.join(ROOT, '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
 
 
 def base(**job):
@@ -96,6 +97,9 @@ def test_tuning_group_checked():
     f for f in os.listdir(os.path.join(ROOT, 'experiments'))
     if f.endswith('.yaml')))
 def test_shipped_experiments_check_quickly_without_root(name):
+    if name == 'fb-trace.yaml' and not os.path.exists(FB) and \
+            os.environ.get('CI', '').lower() != 'true':
+        pytest.skip('../shared/data missing (CI has it)')
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, '-m', 'netsched', 'check',
                         os.path.join(ROOT, 'experiments', name)],
