@@ -56,13 +56,29 @@ class EventLog:
 def read(path):
     """All events of a log; a truncated last line (killed run) is
     skipped, any other bad line is an error naming the line."""
-    out = []
     try:
         f = open(path)
     except OSError as e:
         raise ConfigError('%s: %s' % (path, e.strerror)) from None
     with f:
         lines = f.readlines()
+    if lines and not lines[-1].endswith('\n'):
+        last = lines.pop()                 # complete, or the killed run's
+        try:
+            json.loads(last)
+            lines.append(last + '\n')
+        except ValueError:
+            pass
+    body = [x for x in lines if x.strip()]
+    try:                                   # one parse for the whole log
+        out = json.loads('[' + ','.join(body) + ']')
+    except ValueError:
+        out = None
+    if out is not None and len(out) == len(body) and all(
+            isinstance(e, dict) and 't' in e
+                               and 'ev' in e for e in out):
+        return out
+    out = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue

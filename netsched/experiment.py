@@ -69,6 +69,7 @@ class Experiment:
     mtu: int = 9000
     queue_packets: int = 32
     sample_s: float = 0.1
+    completion_tolerance: float = 1e-3
     timeout_s: float = None
     raw: dict = field(default=None, compare=False, repr=False)
 
@@ -294,6 +295,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
     qpk = c.num('queue_packets', 32, integer=True, minimum=1)
     sample_s = c.num('sample_s', 0.1, positive=True)
+    tol = c.num('completion_tolerance', 1e-3, minimum=0, maximum=0.1)
     timeout_s = c.num('timeout_s', None, positive=True)
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
@@ -368,4 +370,5 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       policy=pname, policy_params=params, jobs=tuple(jobs),
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
                       big_switch=big, mtu=int(mtu), queue_packets=int(qpk), sample_s=float(sample_s),
+                      completion_tolerance=float(tol),
                       timeout_s=timeout_s, raw=d)

@@ -10,6 +10,7 @@ of flows. Everything is numpy; there is no per-flow Python loop.
 import numpy as np
 
 REL_TOL = 1e-9
+FEW_LEVELS = 32        # up to this many classes, no link -> group index
 
 
 def _link_order(flat, nl):
@@ -32,9 +33,9 @@ def _fill(links, weight, residual, capacity):
     nl = len(residual)
     dummy = nl - 1
     flat = links.ravel()
-    owner = np.repeat(np.arange(G), H)
     order = _link_order(flat, nl)
-    starts = np.searchsorted(flat[order], np.arange(nl + 1))
+    owner = order // H                  # group of each sorted entry
+    starts = np.r_[0, np.cumsum(np.bincount(flat, minlength=nl))]
     n = np.bincount(flat, weights=np.repeat(weight, H), minlength=nl)
     n[dummy] = 0.0
     rate = np.zeros(G)
@@ -54,9 +55,7 @@ def _fill(links, weight, residual, capacity):
         if used[k] not in full:                  # numerical guard
             full = np.r_[full, used[k]]
         residual[full] = 0.0
-        members = np.concatenate([order[starts[i]:starts[i + 1]]
-                                  for i in full])
-        gs = owner[members]
+        gs = np.concatenate([owner[starts[i]:starts[i + 1]] for i in full])
         gs = gs[active[gs]]
         stamp[gs] = np.arange(len(gs))          # keep one of each
         gs = gs[stamp[gs] == np.arange(len(gs))]
@@ -71,18 +70,31 @@ def _fill(links, weight, residual, capacity):
 
 def _by_level(glinks, gkey, weight, residual, cap, grate):
     """Fill the priority levels in order. A group that crosses a full
-    link gets nothing; the groups each newly full link kills are found
-    through a link -> groups index, so levels that are entirely starved
-    (the common case under strict priority) cost nothing."""
+    link gets nothing. With many levels, the groups each newly full link
+    kills are found through a link -> groups index, so levels that are
+    entirely starved (the common case under strict priority) cost
+    nothing."""
     G, H = glinks.shape
     nl = len(residual)
     bounds = np.flatnonzero(np.r_[True, gkey[1:] != gkey[:-1], True])
     nlev = len(bounds) - 1
+    if nlev <= FEW_LEVELS:
+        # few classes: test each class's groups against the full links
+        for lev in range(nlev):
+            full = residual <= 0
+            full[nl - 1] = False
+            if full[:-1].all():
+                return
+            a, b = bounds[lev], bounds[lev + 1]
+            idx = a + np.flatnonzero(~full[glinks[a:b]].any(axis=1))
+            if len(idx):
+                grate[idx] = _fill(glinks[idx], weight[idx], residual, cap)
+        return
     level_of = np.repeat(np.arange(nlev), np.diff(bounds))
     flat = glinks.ravel()
-    owner = np.repeat(np.arange(G), H)
     order = _link_order(flat, nl)
-    starts = np.searchsorted(flat[order], np.arange(nl + 1))
+    owner = order // H
+    starts = np.r_[0, np.cumsum(np.bincount(flat, minlength=nl))]
     alive = np.bincount(level_of, minlength=nlev)
     dead = np.zeros(G, dtype=bool)
     stamp = np.zeros(G, dtype=np.int64)
@@ -92,8 +104,7 @@ def _by_level(glinks, gkey, weight, residual, cap, grate):
     def kill(links):
         if len(links) == 0:
             return
-        g = owner[np.concatenate([order[starts[i]:starts[i + 1]]
-                                  for i in links])]
+        g = np.concatenate([owner[starts[i]:starts[i + 1]] for i in links])
         g = g[~dead[g]]
         stamp[g] = np.arange(len(g))
         g = g[stamp[g] == np.arange(len(g))]
@@ -139,9 +150,10 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     if explicit is not None:
         e = np.nan_to_num(np.asarray(explicit, float), nan=0.0,
                           posinf=0.0)
-        e = np.maximum(e, 0.0)
-        if e.any():
-            fl = pl[flow_path]
+        sel = np.flatnonzero(e > 0)
+        if len(sel):
+            e = e[sel]
+            fl = pl[flow_path[sel]]
             load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
                                minlength=L + 1)
             with np.errstate(divide='ignore', invalid='ignore'):
@@ -152,7 +164,7 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
                                minlength=L + 1)
             residual = np.maximum(cap - load, 0.0)
             residual[L] = np.inf
-            rate += e
+            rate[sel] += e
     key = np.asarray(flow_key, dtype=np.int64)
     P = len(path_links)
     gid = key * P + flow_path

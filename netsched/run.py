@@ -94,7 +94,9 @@ def run_sim(exp, log_path, say):
         log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
                   seed=exp.seed)
         eng = sim.Engine(net, policy, log, queues=exp.queues,
-                         sample_s=exp.sample_s, progress=Progress(say))
+                         sample_s=exp.sample_s,
+                         rel_tol=exp.completion_tolerance,
+                         progress=Progress(say))
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)

@@ -103,9 +103,17 @@ def coflow_class(snap, decision):
 
 
 class Policy:
-    """Base: a policy has a name, checked parameters and decide()."""
+    """Base: a policy has a name, checked parameters and decide().
+
+    ``decides_on`` tells the backends when a decision can change:
+    ``'flows'`` (ask at every flow arrival and completion) or
+    ``'coflows'`` (ask when flows arrive or a coflow finishes; a flow
+    finishing inside a coflow leaves the decision as it was, and the
+    backend only recomputes rates). Either way ``recheck_at`` is honoured.
+    """
     name = None
     params = {}                        # parameter -> default
+    decides_on = 'flows'
 
     def __init__(self, **params):
         for k, v in params.items():

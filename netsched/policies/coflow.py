@@ -21,6 +21,7 @@ class Fair(Policy):
     """Per-flow fair sharing: no decision, every flow in one class; TCP
     (emulator) or max-min fairness (simulator) shares the links."""
     name = 'fair'
+    decides_on = 'coflows'
 
     def decide(self, snap):
         return Decision()
@@ -31,6 +32,7 @@ class Fifo(Policy):
     """Coflows served in arrival order (FIFO), each at full priority over
     later ones; flows of one coflow share fairly."""
     name = 'fifo'
+    decides_on = 'coflows'
 
     def decide(self, snap):
         return Decision(coflow_rank=_arrival_order(snap))
@@ -80,6 +82,7 @@ class Varys(Policy):
     MADD rates inside that order, back-filling of spare capacity
     (clairvoyant: needs every flow's remaining size)."""
     name = 'varys'
+    decides_on = 'coflows'
 
     def decide(self, snap):
         load = snap.coflow_port_bytes()
@@ -159,6 +162,7 @@ class Sincronia(Policy):
     remaining per-port bytes, then any priority-respecting work-conserving
     allocation (here strict priority in that order)."""
     name = 'sincronia'
+    decides_on = 'coflows'
 
     def decide(self, snap):
         return Decision(coflow_rank=bssi_order(snap.coflow_port_bytes()))
