@@ -117,3 +117,12 @@ def test_check_reports_a_bad_file_without_traceback(tmp_path):
     assert r.returncode == 2
     assert 'Traceback' not in r.stderr
     assert 'workers' in r.stderr and 'bad.yaml' in r.stderr
+
+
+def test_completion_tolerance_is_checked(tmp_path):
+    d = {'topology': 'bigswitch,2', 'backend': 'sim', 'big_switch': True,
+         'completion_tolerance': 0.5,
+         'jobs': [dict(id='j', model='resnet50', pattern='ring', workers=2)]}
+    with pytest.raises(ConfigError, match=r'completion_tolerance: must be '
+                                          r'<= 0.1, got 0.5'):
+        experiment.from_dict(d, str(tmp_path / 'e.yaml'))

@@ -146,3 +146,65 @@ def test_outputs_written(tmp_path):
     assert set(j) >= {'jct_s', 'iterations', 'iteration_time_s'}
     assert set(j['iteration_time_s']) == {'mean', 'p50', 'p99'}
     assert s['backend'] == 'sim' and s['format'] == 'netsched-summary/1'
+
+
+def test_completion_tolerance_bounds_the_error(tmp_path):
+    # two coflows on disjoint ports at 1 MB/s, sizes 0.05% apart
+    path = write_trace(tmp_path, ['1 0 1 0 1 1:2.0', '2 0 1 1 1 0:2.001'])
+    exact = run_exp(tmp_path, dict(trace_exp(path, 'fair'),
+                                   completion_tolerance=0))
+    assert exact['coflows']['2']['cct_s'] == pytest.approx(2.001, abs=1e-6)
+    loose = run_exp(tmp_path, trace_exp(path, 'fair'))    # default 1e-3
+    # coflow 2 finishes with coflow 1, early by 0.05% of its duration
+    assert loose['coflows']['2']['cct_s'] == pytest.approx(2.0, abs=1e-6)
+    for c in ('1', '2'):
+        err = exact['coflows'][c]['cct_s'] - loose['coflows'][c]['cct_s']
+        assert 0 <= err <= 1e-3 * exact['coflows'][c]['cct_s']
+
+
+class _Spy:
+    """Counts what the engine asks a policy."""
+    def __init__(self, decides_on):
+        self.decides_on = decides_on
+        self.calls = []
+
+    def decide(self, snap):
+        from netsched.policies import Decision
+        self.calls.append((snap.t, len(snap.flow_path)))
+        return Decision()
+
+
+@pytest.mark.parametrize('decides_on', ['flows', 'coflows'])
+def test_coflow_level_policies_are_asked_on_coflow_changes(decides_on):
+    import numpy as np
+    from netsched import sim, topology
+    g = topology.big_switch(3, link_bps=8 * MB)
+    net = sim.Network(g, big_switch=True)
+    spy = _Spy(decides_on)
+
+    class Driver:
+        def start(self, eng):
+            c = eng.coflow('c', 0.0)
+            # three flows of one coflow from h0, sizes 1, 2, 3 MB
+            eng.add_flows(['h0', 'h0', 'h0'], ['h1', 'h2', 'h1'],
+                          np.array([1, 2, 3]) * MB, c)
+
+        def on_flows_done(self, ids):
+            pass
+
+    class Log:
+        def write(self, *a, **k):
+            pass
+
+        def write_raw(self, s):
+            pass
+    eng = sim.Engine(net, spy, Log(), rel_tol=0)
+    eng.run(Driver())
+    # fair shares of h0's 1 MB/s: 1/3 each -> 1st done at 3 s, then 1/2
+    # each -> 2nd at 5 s, then 3rd alone -> 6 s
+    assert eng.now == pytest.approx(6.0, abs=1e-5)
+    if decides_on == 'flows':
+        assert [n for _, n in spy.calls] == [3, 2, 1]
+    else:                       # only the arrival; rates still follow
+        assert [n for _, n in spy.calls] == [3]
+        assert eng.allocations == 3
