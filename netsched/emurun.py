@@ -293,7 +293,10 @@ class Coordinator:
                                coflow=t.coflow, job=t.job, iter=t.iter,
                                bytes=self.plan.coflow_bytes[t.coflow])
                 self.log.write(m['t'] - t0, 'coflow_end', coflow=t.coflow)
-            return True
+                return True
+            # a transfer ended inside a coflow that goes on: only
+            # policies that decide per flow need to be asked again
+            return getattr(self.policy, 'decides_on', 'flows') != 'coflows'
         if op == 'mark':
             t = self.tasks[m['task']]
             jp = self.plan.jobs[t.job]
