@@ -18,9 +18,12 @@ Execution:
   the plan's source port so the ECMP path is the plan's) with a sender
   thread that writes one transfer at a time, in the order transfers
   became ready, each preceded by a 12-byte header (task id, length) and
-  marked with the DSCP of its priority class (per-send IP_TOS);
+  marked with the DSCP of its priority class (IP_TOS, looked up again
+  every 64 KiB so a new class applies within a transfer). A coflow the
+  coordinator has not classified yet goes in class 0: it is new, and the
+  policy will place it within milliseconds;
 - a receiver thread per incoming connection timestamps the last byte of
-  every transfer; that completes the task.
+  every transfer; that completes the task. Its ACKs go in class 0.
 """
 import argparse
 import heapq
@@ -34,6 +37,7 @@ import threading
 import time
 
 HEADER = struct.Struct('!IQ')
+ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
 
@@ -121,20 +125,27 @@ class Agent:
     def _accept(self, n):
         for _ in range(n):
             s, _ = self.lsock.accept()
+            # this side sends only ACKs: in the top class (CS7), so a
+            # transfer is never stalled by its own ACKs waiting behind
+            # other classes' data on the reverse path
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ACK_TOS)
             threading.Thread(target=self._receiver, args=(s,),
                              daemon=True).start()
 
     # --- data path ----------------------------------------------------------
     def _sender(self, s, q):
         tos = None
+
+        def mark(coflow):
+            nonlocal tos
+            want = (8 * (7 - self.cls.get(coflow, 0))) << 2
+            if want != tos:
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
+                tos = want
         try:
             while True:
                 t, ready = q.get()
-                c = self.cls.get(t['coflow'], self.queues - 1)
-                want = (8 * (7 - c)) << 2
-                if want != tos:
-                    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
-                    tos = want
+                mark(t['coflow'])
                 n = max(1, round(t['bytes'] / self.scale))
                 start = time.monotonic()
                 self.tell(op='start', task=t['id'], ready=ready, t=start,
@@ -145,6 +156,8 @@ class Agent:
                     k = min(left, CHUNK)
                     s.sendall(_ZEROS[:k])
                     left -= k
+                    if left:
+                        mark(t['coflow'])
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))
 

@@ -193,6 +193,22 @@ def cmd_compare(a):
     return 0
 
 
+def cmd_crosscheck(a):
+    """Both backends, several policies: same ranking? how far apart?"""
+    from . import crosscheck
+    pols = [p for p in a.policies.split(',') if p]
+    crosscheck.check_args(pols, a.metric, a.tie)
+    out = a.out or os.path.join('results', '%s-crosscheck-%s' % (
+        os.path.splitext(os.path.basename(a.experiment))[0],
+        time.strftime('%Y%m%d-%H%M%S')))
+    report = crosscheck.crosscheck(a.experiment, pols, out, a.metric, a.tie,
+                                   say=_logger())
+    print()
+    print(crosscheck.table(report))
+    print('results: %s' % out)
+    return 0 if report['agree'] else 1
+
+
 def cmd_clean(a):
     from . import runstate
     n = runstate.clean()
@@ -265,6 +281,22 @@ def build_parser():
     p.add_argument('b', help='results directory')
     p.add_argument('--all', action='store_true', help='print every row')
     p.set_defaults(fn=cmd_compare)
+    p = sub.add_parser('crosscheck', help='run an experiment under several '
+                       'policies on both backends and compare the rankings'
+                       ' (exit status 1 if they disagree)')
+    p.add_argument('experiment', help='experiment YAML file (with jobs)')
+    p.add_argument('--policies', default='fair,sebf',
+                   help='comma-separated (default %(default)s)')
+    p.add_argument('--metric', default='avg_cct_s',
+                   help='summary total to rank by, lower is better: '
+                        'avg_cct_s, p95_cct_s, avg_jct_s, avg_sct_s '
+                        '(default %(default)s)')
+    p.add_argument('--tie', type=float, default=0.05,
+                   help='relative difference below which two policies tie '
+                        '(default %(default)s)')
+    p.add_argument('--out', help='output directory (default '
+                   'results/<experiment>-crosscheck-<time>)')
+    p.set_defaults(fn=cmd_crosscheck)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)

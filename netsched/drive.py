@@ -71,10 +71,12 @@ class PlanDriver:
         self.conn_queue = {c.id: [] for c in plan.conns}
         self.conn_busy = {c.id: False for c in plan.conns}
         self.coflow_left = {}
+        self.unstarted = {}             # coflow -> its sends not yet flows
         for t in tasks:
             if t.kind == 'send':
                 self.coflow_left[t.coflow] = self.coflow_left.get(
                     t.coflow, 0) + 1
+                self.unstarted.setdefault(t.coflow, {})[t.id] = t
         self.marks_left = {}
         for t in tasks:
             if t.kind == 'mark':
@@ -130,10 +132,24 @@ class PlanDriver:
             return
         t = q.pop(0)
         self.conn_busy[conn] = True
+        del self.unstarted[t.coflow][t.id]
         c = self.plan.conns[conn]
         self.eng.add_flows([t.host], [t.dst], [t.bytes],
                            self.eng.coflow(t.coflow, self.eng.now, t.job),
                            tags=[t], sport=[c.sport], dport=[c.dport])
+
+    def pending_sends(self, coflows):
+        """The sends of these coflows (engine indices) that have not
+        started: (path ids, coflow indices, bytes)."""
+        eng = self.eng
+        path, cof, size = [], [], []
+        for c in coflows.tolist():
+            for t in self.unstarted.get(eng.coflow_names[c], {}).values():
+                k = self.plan.conns[t.conn]
+                path.append(eng.net.path_id(t.host, t.dst, k.sport, k.dport))
+                cof.append(c)
+                size.append(float(t.bytes))
+        return path, cof, size
 
     def on_flows_done(self, ids):
         for i in ids.tolist():
@@ -181,6 +197,9 @@ class Together:
         self.eng = eng
         self.trace.start(eng)
         self.plan.start(eng)
+
+    def pending_sends(self, coflows):
+        return self.plan.pending_sends(coflows)
 
     def on_flows_done(self, ids):
         tagged = np.array([self.eng.flow_tag[i] is not None

@@ -30,6 +30,7 @@ from .errors import ConfigError, NetschedError
 from .events import EventLog
 
 STUCK_S = 10.0
+DECIDE_GAP_S = 0.005     # at most one policy decision per 5 ms
 CONNECT_TIMEOUT_S = 60.0
 
 
@@ -60,8 +61,10 @@ class Coordinator:
         self.recv_done = 0
         self.marks_done = 0
         self.coflow_left = {}
+        self.unstarted = {}          # coflow -> its sends not yet started
         for t in self.sends.values():
             self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
+            self.unstarted.setdefault(t.coflow, {})[t.id] = t
         self.coflow_arrival = {}
         self.coflow_sent = {}
         self.marks_left = {}
@@ -190,11 +193,12 @@ class Coordinator:
                                % self.exp.timeout_s)
                 self.say('timeout_s reached: stopping with what was measured')
                 break
-            for key, _ in self.sel.select(timeout=0.05):
+            for key, _ in self.sel.select(
+                    timeout=DECIDE_GAP_S if dirty else 0.05):
                 dirty |= self._read(key.data)
             sampler.maybe_sample(self.log)
             self._liveness()
-            if dirty and time.monotonic() - last_decision >= 0.02:
+            if dirty and time.monotonic() - last_decision >= DECIDE_GAP_S:
                 self._decide()
                 dirty = False
                 last_decision = time.monotonic()
@@ -272,6 +276,7 @@ class Coordinator:
             t = self.sends[m['task']]
             self.started[t.id] = (m['ready'], m['t'])
             self.in_flight.add(t.id)
+            self.unstarted[t.coflow].pop(t.id, None)
             a = self.coflow_arrival.get(t.coflow)
             self.coflow_arrival[t.coflow] = m['ready'] if a is None \
                 else min(a, m['ready'])
@@ -337,31 +342,40 @@ class Coordinator:
                                   'stuck (log: %s)' % (h, now - seen,
                                                        self.logs[h]))
 
+    def _path(self, t):
+        c = self.conns[t.conn]
+        return self.net.path_id(t.host, t.dst, c.sport, c.dport)
+
     def _decide(self):
-        """Run the policy on the transfers in flight; send changed coflow
-        classes to the agents."""
+        """Run the policy on the transfers in flight (their coflows' sends
+        not yet started are pending demand); send changed coflow classes
+        to the agents. The coordinator does not see a transfer's progress:
+        it is counted whole until it is received."""
         active = sorted(self.in_flight)
         if not active:
             return
         tasks = [self.sends[i] for i in active]
         cof_names = sorted({t.coflow for t in tasks})
         idx = {c: i for i, c in enumerate(cof_names)}
-        paths = np.array([self.net.path_id(
-            t.host, t.dst, self.conns[t.conn].sport,
-            self.conns[t.conn].dport) for t in tasks])
-        size = np.array([float(t.bytes) for t in tasks])
-        snap = policies.Snapshot(
+        pend = [t for c in cof_names for t in self.unstarted[c].values()]
+        flow_path = np.array([self._path(t) for t in tasks], np.int64)
+        pending_path = np.array([self._path(t) for t in pend], np.int64)
+        snap = policies.Snapshot(     # the path table after every path_id
             t=time.monotonic() - self.t0, queues=self.fab.queues,
             link_capacity=self.net.capacity, path_links=self.net.table(),
-            flow_path=paths, flow_coflow=np.array([idx[t.coflow]
-                                                  for t in tasks]),
-            flow_remaining=size, flow_sent=np.zeros(len(tasks)),
+            flow_path=flow_path,
+            flow_coflow=np.array([idx[t.coflow] for t in tasks]),
+            flow_remaining=np.array([float(t.bytes) for t in tasks]),
+            flow_sent=np.zeros(len(tasks)),
             flow_rate=np.zeros(len(tasks)), coflow_id=tuple(cof_names),
             coflow_arrival=np.array([self.coflow_arrival[c] - self.t0
                                      for c in cof_names]),
             coflow_sent=np.array([float(self.coflow_sent.get(c, 0))
                                   for c in cof_names]),
-            coflow_job=tuple(c.rsplit('/', 1)[0] for c in cof_names))
+            coflow_job=tuple(c.rsplit('/', 1)[0] for c in cof_names),
+            pending_path=pending_path,
+            pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
+            pending_bytes=np.array([float(t.bytes) for t in pend]))
         d = self.policy.decide(snap)
         cls = policies.coflow_class(snap, d)
         changed = {c: int(k) for c, k in zip(cof_names, cls)

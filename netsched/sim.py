@@ -228,6 +228,14 @@ class Engine:
         remap = np.zeros(len(self.cof_active), np.int64)
         remap[cof] = np.arange(len(cof))
         size = self.flows['size'][self.a_id]
+        pend = {}
+        pending = getattr(getattr(self, 'driver', None), 'pending_sends',
+                          None)
+        if pending is not None:
+            path, pc, b = pending(cof)
+            pend = dict(pending_path=np.asarray(path, np.int64),
+                        pending_coflow=remap[np.asarray(pc, np.int64)],
+                        pending_bytes=np.asarray(b, float))
         return Snapshot(
             t=self.now, queues=self.queues,
             link_capacity=self.net.capacity,
@@ -237,7 +245,7 @@ class Engine:
             coflow_id=tuple(self.coflow_names[c] for c in cof),
             coflow_arrival=np.array([self.coflow_arrival[c] for c in cof]),
             coflow_sent=self.coflow_sent[cof],
-            coflow_job=tuple(self.coflow_jobs[c] for c in cof))
+            coflow_job=tuple(self.coflow_jobs[c] for c in cof), **pend)
 
     def _decide(self):
         self._dirty = False

@@ -39,6 +39,14 @@ class Snapshot:
     coflow_sent: np.ndarray            # (C,) bytes sent so far, all flows
     coflow_job: tuple = ()             # (C,) job id or None
     jobs: dict = field(default_factory=dict)
+    # sends of these coflows that have not started yet (a DL iteration's
+    # later tensors): known demand, not flows; clairvoyant policies count
+    # them in a coflow's remaining bytes
+    pending_path: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64))
+    pending_coflow: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64))
+    pending_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def flow_links(self):
@@ -50,13 +58,20 @@ class Snapshot:
         return len(self.link_capacity)
 
     def coflow_port_bytes(self, per_flow=None):
-        """(C, L) matrix: per coflow, bytes (default: remaining) that its
-        active flows still have to push through each link."""
-        v = self.flow_remaining if per_flow is None else per_flow
+        """(C, L) matrix: per coflow, the bytes it still has to push
+        through each link: its active flows' remaining bytes plus its
+        pending sends. With ``per_flow`` (F,), those values of the active
+        flows alone."""
         C, L = len(self.coflow_id), self.n_links
-        fl = self.flow_links
+        if per_flow is None:
+            path = np.r_[self.flow_path, self.pending_path]
+            cof = np.r_[self.flow_coflow, self.pending_coflow]
+            v = np.r_[self.flow_remaining, self.pending_bytes]
+        else:
+            path, cof, v = self.flow_path, self.flow_coflow, per_flow
+        fl = self.path_links[path]
         ok = fl >= 0
-        rows = np.broadcast_to(self.flow_coflow[:, None], fl.shape)[ok]
+        rows = np.broadcast_to(cof[:, None], fl.shape)[ok]
         w = np.broadcast_to(v[:, None], fl.shape)[ok]
         return np.bincount(rows * L + fl[ok], weights=w,
                            minlength=C * L).reshape(C, L)

@@ -100,3 +100,20 @@ def test_unknown_policy_and_bad_parameters_are_named():
         policies.make('aalo', {'first_mb': -1})
     with pytest.raises(ConfigError, match="no parameter 'x'"):
         policies.make('varys', {'x': 1})
+
+
+def test_pending_sends_count_in_a_coflows_remaining_bytes():
+    # in flight: coflow 0 has 4 B on port 0, coflow 1 has 5 B on port 0;
+    # coflow 0 still has 6 B to send on port 1 (a later tensor): Gamma
+    # 0 -> 6 s, 1 -> 5 s, so SEBF puts coflow 1 first
+    import dataclasses
+    s = snap([(0, 0, 4), (1, 0, 5), (0, 1, 0.001)])
+    assert policies.make('sebf').decide(s).coflow_rank.tolist() == [0, 1]
+    s = dataclasses.replace(s, pending_path=np.array([1]),
+                            pending_coflow=np.array([0]),
+                            pending_bytes=np.array([6.0]))
+    assert s.coflow_port_bytes()[0].tolist() == [4.0, 6.001, 0.0]
+    assert coflow.effective_bottleneck(s).tolist() == [6.001, 5.0]
+    assert policies.make('sebf').decide(s).coflow_rank.tolist() == [1, 0]
+    # with per-flow values, pending sends are left out
+    assert s.coflow_port_bytes(s.flow_sent)[0].tolist() == [0.0, 0.0, 0.0]

@@ -1,0 +1,137 @@
+"""Cross-check of the two backends: one experiment, several policies, run
+on the simulator and on the emulator; do both rank the policies the same
+way, and how far apart are their per-job and per-coflow results?
+
+Ranking is by one total of summary.json (lower is better). Two policies
+whose totals differ by less than ``tie`` (relative) on a backend are a tie
+there; a pair counts against the backends only when one backend puts
+them in one order and the other in the opposite order, both beyond the
+tie margin.
+"""
+import json
+import os
+
+import numpy as np
+
+from . import experiment, metrics, run
+from .errors import ConfigError
+
+METRICS = ('avg_cct_s', 'p95_cct_s', 'avg_jct_s', 'avg_sct_s')
+BACKENDS = ('sim', 'emu')
+
+
+def order(a, b, tie):
+    """-1 if a is better (lower) than b beyond the margin, 1 if worse, 0
+    for a tie."""
+    if a is None or b is None:
+        return 0
+    if abs(a - b) <= tie * max(abs(a), abs(b)):
+        return 0
+    return -1 if a < b else 1
+
+
+def ranking(values):
+    """Policies from best to worst."""
+    return sorted(values, key=lambda p: (values[p] is None, values[p] or 0))
+
+
+def disagreements(sim, emu, tie):
+    """Pairs (p, q) that one backend orders p before q and the other q
+    before p, both beyond the tie margin."""
+    out = []
+    pols = list(sim)
+    for i, p in enumerate(pols):
+        for q in pols[i + 1:]:
+            if order(sim[p], sim[q], tie) * order(emu[p], emu[q], tie) < 0:
+                out.append((p, q))
+    return out
+
+
+def errors(a, b):
+    """Mean |relative error| of b against a, per kind of result."""
+    rows = metrics.compare(a, b)
+    out = {}
+    for kind in ('job jct_s', 'coflow cct_s'):
+        e = [abs(r[4]) for r in rows if r[0] == kind and r[4] is not None]
+        out[kind] = float(np.mean(e)) if e else None
+    return out
+
+
+def check_args(policies, metric, tie):
+    from . import policies as pol
+    if metric not in METRICS:
+        raise ConfigError('--metric must be one of %s, got %r'
+                          % (', '.join(METRICS), metric))
+    if not 0 <= tie < 1:
+        raise ConfigError('--tie must be in [0, 1), got %r' % tie)
+    if len(policies) < 2:
+        raise ConfigError('--policies needs at least two policies, got %r'
+                          % ','.join(policies))
+    if len(set(policies)) != len(policies):
+        raise ConfigError('--policies names a policy twice: %r'
+                          % ','.join(policies))
+    for p in policies:
+        pol.make(p, where='--policies')
+
+
+def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
+               say=print):
+    """Run every policy on both backends (simulator first: it is quick
+    and checks the experiment before any emulation starts). Results go to
+    out_dir/<backend>-<policy>; a summary of each run is kept as it
+    arrives. Returns the report dict."""
+    check_args(policies, metric, tie)
+    exps = {(b, p): experiment.load(path, backend=b, policy=p)
+            for b in BACKENDS for p in policies}
+    totals = {b: {} for b in BACKENDS}
+    summaries = {}
+    os.makedirs(out_dir, exist_ok=True)
+    for b in BACKENDS:
+        for p in policies:
+            out = os.path.join(out_dir, '%s-%s' % (b, p))
+            say('crosscheck: %s on %s -> %s' % (p, b, out))
+            _, s = run.execute(exps[b, p], out, say=say, plots=False)
+            summaries[b, p] = s
+            totals[b][p] = s['totals'].get(metric)
+            _save(out_dir, {'metric': metric, 'totals': totals})
+    errs = {p: errors(summaries['sim', p], summaries['emu', p])
+            for p in policies}
+    bad = disagreements(totals['sim'], totals['emu'], tie)
+    report = {'metric': metric, 'tie': tie, 'totals': totals,
+              'ranking': {b: ranking(totals[b]) for b in BACKENDS},
+              'errors': errs, 'disagreements': bad, 'agree': not bad}
+    _save(out_dir, report)
+    return report
+
+
+def _save(out_dir, report):
+    with open(os.path.join(out_dir, 'crosscheck.json'), 'w') as f:
+        json.dump(report, f, indent=1)
+
+
+def table(report):
+    m = report['metric']
+    lines = ['%-12s %14s %14s %12s %12s' % (
+        'policy', 'sim ' + m, 'emu ' + m, 'jobs |err|', 'coflows |err|')]
+
+    def f(x, fmt):
+        return '-' if x is None else fmt % x
+    for p in report['totals']['sim']:
+        e = report['errors'][p]
+        lines.append('%-12s %14s %14s %12s %12s' % (
+            p, f(report['totals']['sim'][p], '%.4f'),
+            f(report['totals']['emu'][p], '%.4f'),
+            f(None if e['job jct_s'] is None else 100 * e['job jct_s'],
+              '%.1f%%'),
+            f(None if e['coflow cct_s'] is None
+              else 100 * e['coflow cct_s'], '%.1f%%')))
+    for b in BACKENDS:
+        lines.append('%s ranking (best first): %s'
+                     % (b, ' < '.join(report['ranking'][b])))
+    if report['agree']:
+        lines.append('the backends rank the policies the same way '
+                     '(ties within %g%%)' % (100 * report['tie']))
+    else:
+        lines.append('the backends DISAGREE on: %s' % ', '.join(
+            '%s vs %s' % pq for pq in report['disagreements']))
+    return '\n'.join(lines)
