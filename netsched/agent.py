@@ -37,6 +37,17 @@ import threading
 import time
 
 HEADER = struct.Struct('!IQ')
+TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
+
+
+def tcp_total_retrans(s):
+    """Segments this TCP socket has retransmitted (struct tcp_info)."""
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return 0
+    return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
+        if len(info) >= 104 else 0
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
@@ -216,11 +227,16 @@ class Agent:
             self._done(task['id'], ready)
 
     def _bye(self):
-        """Report this agent's CPU time (the benchmark's overhead)."""
+        """Report this agent's CPU time (the benchmark's overhead) and its
+        connections' TCP retransmissions (a fidelity diagnostic)."""
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
+        retrans = 0
+        for s, _ in getattr(self, 'out', {}).values():
+            retrans += tcp_total_retrans(s)
         try:
-            self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime)
+            self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
+                      retrans=retrans)
         except OSError:
             pass
 

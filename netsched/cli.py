@@ -20,12 +20,17 @@ def _fabric_args(p, default_topology='fattree,4'):
     p.add_argument('--queues', type=int, default=8,
                    help='strict-priority classes per port (1..8, default 8)')
     p.add_argument('--mtu', type=int, default=9000)
+    p.add_argument('--fair-queues', type=int, default=16,
+                   help='hashed round-robin buckets per class, for per-'
+                        'connection fairness (0 = one FIFO per class; '
+                        'default 16)')
 
 
 def _fabric(a, log):
     from .emulator import Fabric
     return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
-                  queues=a.queues, mtu=a.mtu, log=log)
+                  queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
+                  log=log)
 
 
 def cmd_demo(a):

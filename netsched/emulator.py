@@ -91,12 +91,15 @@ class Fabric:
       queues        strict-priority classes per egress port (1..8)
       mtu           MTU of every interface (jumbo frames by default:
                     the emulator's capacity is packets per second)
-      queue_packets pfifo limit of every class
+      queue_packets pfifo limit of every class (of every bucket, with
+                    fair_queues)
+      fair_queues   0, or 2/4/8/16 hashed round-robin buckets per class:
+                    stochastic per-connection fairness (netsched.qos)
       controller    True to run netsched's Ryu controller
     """
 
     def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
-                 queue_packets=32, controller=True, log=None,
+                 queue_packets=32, fair_queues=16, controller=True, log=None,
                  run_id=None, ready_timeout_s=60.0):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
@@ -112,6 +115,11 @@ class Fabric:
         self.link_mbps = float(link_mbps)
         self.mtu = mtu
         self.queue_packets = queue_packets
+        if fair_queues not in (0, 1) + qos.FAIR_BUCKETS:
+            raise ConfigError('fair_queues must be 0 or one of %s, got %r'
+                              % (', '.join(map(str, qos.FAIR_BUCKETS)),
+                                 fair_queues))
+        self.fair_queues = fair_queues
         self.use_controller = controller
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
@@ -341,7 +349,7 @@ class Fabric:
             sh.append('ethtool -K %s tx off tso off gso off gro off '
                       '>/dev/null 2>&1' % intf)
             tc += qos.tc_batch(intf, rate, self.queues, self.mtu,
-                               self.queue_packets)
+                               self.queue_packets, self.fair_queues)
         return sh, tc
 
     def _configure_interfaces(self):

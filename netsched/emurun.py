@@ -217,12 +217,14 @@ class Coordinator:
         cpu = self._collect_cpu()
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
                 'agent_cpu_s': cpu, 'run_s': wall,
+                'tcp_retransmits': sum(self.retrans.values()),
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
 
     def _collect_cpu(self, wait_s=2.0):
         """Sum of the agents' CPU seconds, from their goodbyes."""
         self.cpu = {}
+        self.retrans = {}
         deadline = time.monotonic() + wait_s
         while len(self.cpu) < len(self.hosts) and \
                 time.monotonic() < deadline:
@@ -263,6 +265,7 @@ class Coordinator:
             return False
         if op == 'bye':
             self.cpu[h] = m['cpu_s']
+            self.retrans[h] = m.get('retrans', 0)
             return False
         if op == 'error':
             raise AgentFailed('agent on %s: %s (log: %s)'
@@ -377,11 +380,13 @@ class Coordinator:
             pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
             pending_bytes=np.array([float(t.bytes) for t in pend]))
         d = self.policy.decide(snap)
-        cls = policies.coflow_class(snap, d)
+        cls = policies.coflow_class(
+            snap, d, [self.classes.get(c, -1) for c in cof_names])
         changed = {c: int(k) for c, k in zip(cof_names, cls)
                    if self.classes.get(c) != int(k)}
         if changed and d.coflow_rank is not None:
             self.classes.update(changed)
+            self.log.write(snap.t, 'classes', classes=changed)
             for h in self.hosts:
                 self._send(h, {'op': 'classes', 'classes': changed})
 
@@ -460,7 +465,7 @@ def run(exp, log_path, say):
                   seed=exp.seed, link_mbps=link_mbps)
         with Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
                     mtu=exp.mtu, queue_packets=exp.queue_packets,
-                    log=say) as fab:
+                    fair_queues=exp.fair_queues, log=say) as fab:
             c = Coordinator(exp, plan, fab, log, say)
             c.start_agents(out_dir)
             say('%d agents connected; running' % len(c.hosts))

@@ -16,6 +16,7 @@ import numbers
 import os
 from dataclasses import dataclass, field
 
+from . import qos
 from . import topology as topo
 from .errors import ConfigError, TopologyError
 
@@ -68,6 +69,7 @@ class Experiment:
     big_switch: bool = False
     mtu: int = 9000
     queue_packets: int = 32
+    fair_queues: int = 16
     sample_s: float = 0.1
     completion_tolerance: float = 1e-3
     timeout_s: float = None
@@ -294,6 +296,10 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     seed = c.num('seed', 1, integer=True, minimum=0)
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
     qpk = c.num('queue_packets', 32, integer=True, minimum=1)
+    fq = c.num('fair_queues', 16, integer=True, minimum=0)
+    if fq not in (0, 1) + qos.FAIR_BUCKETS:
+        c.fail('fair_queues', 'must be 0 (off) or one of %s, got %r'
+               % (', '.join(map(str, qos.FAIR_BUCKETS)), fq))
     sample_s = c.num('sample_s', 0.1, positive=True)
     tol = c.num('completion_tolerance', 1e-3, minimum=0, maximum=0.1)
     timeout_s = c.num('timeout_s', None, positive=True)
@@ -369,6 +375,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       queues=queues, backend=backend, seed=int(seed),
                       policy=pname, policy_params=params, jobs=tuple(jobs),
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
-                      big_switch=big, mtu=int(mtu), queue_packets=int(qpk), sample_s=float(sample_s),
+                      big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
+                      sample_s=float(sample_s),
                       completion_tolerance=float(tol),
                       timeout_s=timeout_s, raw=d)

@@ -37,7 +37,7 @@ import numpy as np
 from . import fluid, routing
 from . import topology as topo
 from .errors import NetschedError
-from .policies import Snapshot, flow_priority
+from .policies import Snapshot, coflow_class, flow_priority
 
 
 class Network:
@@ -158,6 +158,7 @@ class Engine:
         self.a_key = np.zeros(0, np.int64)         # priority key (decision)
         self.a_explicit = np.zeros(0)              # explicit rate or NaN
         self.cof_active = np.zeros(64, np.int64)   # active flows per coflow
+        self.cof_class = np.full(64, -1, np.int64)  # class (Q queues)
         self._dirty = True                         # ask the policy again
         self._realloc = False                      # same decision, new rates
         self.allocations = 0
@@ -188,6 +189,8 @@ class Engine:
                 self.coflow_sent = np.r_[self.coflow_sent, np.zeros(grow)]
                 self.cof_active = np.r_[self.cof_active,
                                         np.zeros(grow, np.int64)]
+                self.cof_class = np.r_[self.cof_class,
+                                       np.full(grow, -1, np.int64)]
         return c
 
     def add_flows(self, src, dst, size, coflow, tags=None, sport=None,
@@ -257,7 +260,14 @@ class Engine:
         snap = self.snapshot()
         d = self.policy.decide(snap)
         self.decisions += 1
-        self.a_key = flow_priority(snap, d)
+        if self.queues is not None and d.coflow_rank is not None:
+            # Q classes, mapped as the emulator maps them (few moves)
+            cof = np.flatnonzero(self.cof_active)
+            cls = coflow_class(snap, d, self.cof_class[cof])
+            self.cof_class[cof] = cls
+            self.a_key = cls[snap.flow_coflow]
+        else:
+            self.a_key = flow_priority(snap, d)
         self.a_explicit = (np.full(len(self.a_id), np.nan)
                            if d.flow_rate is None
                            else np.asarray(d.flow_rate, float))

@@ -89,14 +89,15 @@ class Decision:
     recheck_at: float = None           # absolute time to decide again
 
 
-def flow_priority(snap, decision):
-    """Per active flow, a dense priority key (0 = served first)."""
+def flow_priority(snap, decision, current=None):
+    """Per active flow, a dense priority key (0 = served first). With Q
+    queues it is the coflow's class (see :func:`coflow_class`)."""
     F = len(snap.flow_coflow)
     if decision.coflow_rank is None:
         return np.zeros(F, dtype=np.int64)
     rank = np.asarray(decision.coflow_rank, dtype=np.int64)
     if snap.queues is not None:
-        return np.minimum(rank, snap.queues - 1)[snap.flow_coflow]
+        return coflow_class(snap, decision, current)[snap.flow_coflow]
     order = (np.zeros(len(rank)) if decision.coflow_order is None
              else np.asarray(decision.coflow_order, dtype=float))
     idx = np.lexsort((order, rank))
@@ -107,14 +108,60 @@ def flow_priority(snap, decision):
     return key[snap.flow_coflow]
 
 
-def coflow_class(snap, decision):
-    """Per coflow, the priority class (what the emulator marks)."""
+def coflow_class(snap, decision, current=None):
+    """Per coflow, the priority class (what the emulator marks): the
+    rank order mapped onto Q classes by :func:`stable_classes`, given the
+    classes the coflows have now (``current``, -1 = none yet)."""
     C = len(snap.coflow_id)
     if decision.coflow_rank is None:
         return np.zeros(C, dtype=np.int64)
     q = 8 if snap.queues is None else snap.queues
-    return np.minimum(np.asarray(decision.coflow_rank, dtype=np.int64),
-                      q - 1)
+    rank = np.asarray(decision.coflow_rank, dtype=np.int64)
+    if current is None:
+        current = np.full(C, -1, dtype=np.int64)
+    return stable_classes(rank, np.asarray(current, dtype=np.int64), q)
+
+
+def stable_classes(rank, current, q):
+    """Classes for coflows in rank order (lower rank first; equal ranks
+    may share a class) that move as few running coflows as possible.
+
+    Re-marking a running TCP connection into another class reorders its
+    packets (the old queue drains after the new one), which the emulator
+    pays for in spurious retransmissions. So: walk the coflows in rank
+    order; one that already has a class keeps it if that is consistent
+    with the order so far (classes only need to increase, not to be
+    dense); one that does not is lifted just enough. A new coflow (or
+    one already tied with the coflow before it) whose strict place would
+    push the next running coflow down ties with the coflow before it
+    instead. If Q classes do not suffice, the plain
+    dense mapping min(dense rank, Q - 1) is used. With no current
+    classes this is exactly the dense mapping."""
+    C = len(rank)
+    out = np.empty(C, dtype=np.int64)
+    idx = np.argsort(rank, kind='stable')
+    nxt = np.full(C + 1, q, dtype=np.int64)     # next running coflow's class
+    for pos in range(C - 1, -1, -1):
+        k = current[idx[pos]]
+        nxt[pos] = k if k >= 0 else nxt[pos + 1]
+    prev_cls, prev_rank = -1, None
+    for pos, c in enumerate(idx.tolist()):
+        strict = prev_rank is not None and rank[c] > prev_rank
+        lo = prev_cls + 1 if strict else max(prev_cls, 0)
+        k = current[c]
+        no_room = strict and lo >= nxt[pos + 1]
+        if k >= lo:
+            cls = k
+        elif no_room and (k < 0 or k == prev_cls):
+            cls = max(prev_cls, 0)              # tie rather than push
+        else:
+            cls = lo
+        if cls > q - 1:
+            dense = np.unique(rank, return_inverse=True)[1]
+            return np.minimum(dense, q - 1).astype(np.int64)
+        out[c] = cls
+        prev_cls, prev_rank = cls, rank[c]
+    return out
 
 
 class Policy:

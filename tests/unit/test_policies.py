@@ -117,3 +117,27 @@ def test_pending_sends_count_in_a_coflows_remaining_bytes():
     assert policies.make('sebf').decide(s).coflow_rank.tolist() == [1, 0]
     # with per-flow values, pending sends are left out
     assert s.coflow_port_bytes(s.flow_sent)[0].tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize('rank,current,want', [
+    ([0, 1, 2], [-1, -1, -1], [0, 1, 2]),     # nothing running: dense
+    ([0, 0, 1], [-1, -1, -1], [0, 0, 1]),     # equal ranks share a class
+    # a job's next iteration arrives while the last one's tail runs in
+    # class 0 and another job runs in class 1: tie, nobody moves
+    ([0, 1, 2], [0, -1, 1], [0, 0, 1]),
+    ([0, 1, 2], [0, 0, 1], [0, 0, 1]),        # and it stays so
+    ([1, 0], [0, 1], [2, 1]),                 # a swap moves one coflow
+    ([0, 1], [3, 5], [3, 5]),                 # gaps are fine
+    (list(range(10)), [-1] * 10, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7]),
+    ([0, 1], [7, 7], [7, 7]),                 # out of classes: tie
+])
+def test_stable_classes_keep_running_coflows_where_they_are(rank, current,
+                                                            want):
+    got = policies.stable_classes(np.array(rank), np.array(current), 8)
+    assert got.tolist() == want
+    # whatever happens, the classes never contradict the ranks
+    r = np.array(rank)
+    for i in range(len(r)):
+        for j in range(len(r)):
+            if r[i] < r[j]:
+                assert got[i] <= got[j]

@@ -62,3 +62,31 @@ def test_tc_batch_single_class_is_fifo():
     lines = qos.tc_batch('x', 10e6, 1, 1500, 100)
     assert not [l for l in lines if l.startswith('filter')]
     assert 'rate 10000000bit ceil 10000000bit' in lines[2]
+
+
+def test_tc_batch_fair_buckets_hash_the_source_port():
+    lines = qos.tc_batch('p', 20e6, 2, 9000, 32, 4)
+    # the default class is a leaf: bucket 0 of the lowest class
+    assert lines[0] == 'qdisc add dev p root handle 1: htb default 110'
+    leaves = [l for l in lines if l.startswith('class add')
+              and 'parent 1:1 ' not in l and 'parent 1: ' not in l]
+    assert [l.split('classid ')[1].split()[0] for l in leaves] == [
+        '1:100', '1:101', '1:102', '1:103', '1:110', '1:111', '1:112',
+        '1:113']
+    for l in leaves:                  # same prio as their class
+        cls = int(l.split('classid 1:')[1].split()[0], 16)
+        assert ' prio %d ' % ((cls - 0x100) >> 4) in l
+    assert sum('pfifo limit 32' in l for l in lines) == 8
+    link = [l for l in lines if 'hashkey' in l]
+    assert link == [
+        'filter add dev p parent 1:10 protocol ip prio 1 u32 match ip '
+        'protocol 6 0xff hashkey mask 0x00030000 at 20 link 100:',
+        'filter add dev p parent 1:11 protocol ip prio 1 u32 match ip '
+        'protocol 6 0xff hashkey mask 0x00030000 at 20 link 101:']
+    assert 'filter add dev p parent 1:11 protocol ip prio 1 u32 ht 101:2: ' \
+        'match u32 0 0 flowid 1:112' in lines
+
+
+def test_tc_batch_rejects_odd_bucket_counts():
+    with pytest.raises(ConfigError, match='fair_queues must be 0 or one of'):
+        qos.tc_batch('p', 20e6, 2, 9000, 32, 3)
