@@ -72,6 +72,7 @@ class PlanDriver:
         self.conn_busy = {c.id: False for c in plan.conns}
         self.coflow_left = {}
         self.unstarted = {}             # coflow -> its sends not yet flows
+        self.conn_path = {}             # connection -> path id
         for t in tasks:
             if t.kind == 'send':
                 self.coflow_left[t.coflow] = self.coflow_left.get(
@@ -143,10 +144,15 @@ class PlanDriver:
         started: (path ids, coflow indices, bytes)."""
         eng = self.eng
         path, cof, size = [], [], []
+        conn_path = self.conn_path
         for c in coflows.tolist():
             for t in self.unstarted.get(eng.coflow_names[c], {}).values():
-                k = self.plan.conns[t.conn]
-                path.append(eng.net.path_id(t.host, t.dst, k.sport, k.dport))
+                p = conn_path.get(t.conn)
+                if p is None:
+                    k = self.plan.conns[t.conn]
+                    p = conn_path[t.conn] = eng.net.path_id(
+                        t.host, t.dst, k.sport, k.dport)
+                path.append(p)
                 cof.append(c)
                 size.append(float(t.bytes))
         return path, cof, size

@@ -360,7 +360,8 @@ class Coordinator:
         tasks = [self.sends[i] for i in active]
         cof_names = sorted({t.coflow for t in tasks})
         idx = {c: i for i, c in enumerate(cof_names)}
-        pend = [t for c in cof_names for t in self.unstarted[c].values()]
+        pend = [t for c in cof_names for t in self.unstarted[c].values()] \
+            if getattr(self.policy, 'clairvoyant', False) else []
         flow_path = np.array([self._path(t) for t in tasks], np.int64)
         pending_path = np.array([self._path(t) for t in pend], np.int64)
         snap = policies.Snapshot(     # the path table after every path_id

@@ -100,7 +100,8 @@ def run_sim(exp, log_path, say):
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)
-    return {'events': eng.events, 'decisions': eng.decisions}
+    return {'events': eng.events, 'decisions': eng.decisions,
+            'allocations': eng.allocations}
 
 
 def execute(exp, out_dir=None, say=print, plots=True):

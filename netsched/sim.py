@@ -234,7 +234,8 @@ class Engine:
         pend = {}
         pending = getattr(getattr(self, 'driver', None), 'pending_sends',
                           None)
-        if pending is not None:
+        if pending is not None and getattr(self.policy, 'clairvoyant',
+                                           False):
             path, pc, b = pending(cof)
             pend = dict(pending_path=np.asarray(path, np.int64),
                         pending_coflow=remap[np.asarray(pc, np.int64)],

@@ -172,10 +172,14 @@ class Policy:
     ``'coflows'`` (ask when flows arrive or a coflow finishes; a flow
     finishing inside a coflow leaves the decision as it was, and the
     backend only recomputes rates). Either way ``recheck_at`` is honoured.
+
+    ``clairvoyant`` policies read coflows' pending sends (the snapshot's
+    ``pending_*`` arrays); for the others the backends leave them empty.
     """
     name = None
     params = {}                        # parameter -> default
     decides_on = 'flows'
+    clairvoyant = False
 
     def __init__(self, **params):
         for k, v in params.items():

@@ -82,6 +82,7 @@ class Varys(Policy):
     MADD rates inside that order, back-filling of spare capacity
     (clairvoyant: needs every flow's remaining size)."""
     name = 'varys'
+    clairvoyant = True
     decides_on = 'coflows'
 
     def decide(self, snap):
@@ -162,6 +163,7 @@ class Sincronia(Policy):
     remaining per-port bytes, then any priority-respecting work-conserving
     allocation (here strict priority in that order)."""
     name = 'sincronia'
+    clairvoyant = True
     decides_on = 'coflows'
 
     def decide(self, snap):

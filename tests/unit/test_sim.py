@@ -208,3 +208,21 @@ def test_coflow_level_policies_are_asked_on_coflow_changes(decides_on):
     else:                       # only the arrival; rates still follow
         assert [n for _, n in spy.calls] == [3]
         assert eng.allocations == 3
+
+
+def test_sebf_sees_a_dl_coflows_pending_sends(tmp_path):
+    """experiments/crosscheck.yaml on the simulator: with the sends not yet
+    started counted (the whole iteration's demand), SEBF always puts the
+    small job's exchange first, so each takes exactly its time alone
+    (S / B = 0.0818 s); counting only flows in flight, one did not."""
+    exp = experiment.load(os.path.join(os.path.dirname(__file__), '..', '..',
+                                       'experiments', 'crosscheck.yaml'),
+                          backend='sim', policy='sebf')
+    _, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None,
+                       plots=False)
+    small = [c['cct_s'] for k, c in s['coflows'].items()
+             if k.startswith('small/')]
+    want = workload.analytical_comm_s(models.get('resnet50'), 'ring', 2,
+                                      10e9)
+    assert len(small) == 20
+    assert small == pytest.approx([want] * 20, rel=1e-3)
