@@ -146,11 +146,7 @@ def cmd_check(a):
         from . import trace
         ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
                                  exp.trace.time_scale)
-        if ports > len(topo.hosts(g)):
-            from .errors import ConfigError
-            raise ConfigError('%s: trace: %d ports but the topology has %d '
-                              'hosts' % (a.experiment, ports,
-                                         len(topo.hosts(g))))
+        trace.check_ports(ports, topo.hosts(g), '%s: trace' % a.experiment)
         print('  trace %s: %d ports, %d coflows, %d flows'
               % (exp.trace.path, ports, len(cofs),
                  sum(len(c.mappers) * len(c.reducers) for c in cofs)))

@@ -2,17 +2,14 @@
 the right moments and react to flows finishing."""
 import numpy as np
 
-from .errors import ConfigError
-
 
 class TraceDriver:
     """Releases every coflow of a trace at its arrival time (the
     conventional reading). Rack i is the topology's i-th host."""
 
-    def __init__(self, coflows, hosts, ports):
-        if ports > len(hosts):
-            raise ConfigError('the trace has %d ports but the topology only '
-                              '%d hosts' % (ports, len(hosts)))
+    def __init__(self, coflows, hosts, ports, where='trace'):
+        from .trace import check_ports
+        check_ports(ports, hosts, where)
         self.coflows = coflows
         self.hosts = hosts
         self.left = {}

@@ -80,7 +80,9 @@ def run_sim(exp, log_path, say):
     if exp.trace:
         ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
                                  exp.trace.time_scale)
-        drivers.append(drive.TraceDriver(cofs, topo.hosts(g), ports))
+        drivers.append(drive.TraceDriver(
+            cofs, topo.hosts(g), ports,
+            where='%s: trace' % (exp.path or exp.name)))
         say('trace %s: %d coflows, %d flows'
             % (os.path.basename(exp.trace.path), len(cofs),
                sum(len(c.mappers) * len(c.reducers) for c in cofs)))

@@ -117,3 +117,11 @@ def read(path, limit=None, time_scale=1.0):
                           % (path, count, len(out)))
     out.sort(key=lambda c: c.arrival_s)
     return ports, out
+
+
+def check_ports(ports, hosts, where='trace'):
+    """A trace's rack i runs on the topology's i-th host: there must be
+    as many hosts as the trace has ports."""
+    if ports > len(hosts):
+        raise ConfigError('%s: the trace has %d ports but the topology only '
+                          '%d hosts' % (where, ports, len(hosts)))

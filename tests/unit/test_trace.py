@@ -95,3 +95,17 @@ def test_facebook_trace_completes_under_every_baseline(tmp_path):
 def _fb_yaml():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
                         '..', 'experiments', 'fb-trace.yaml')
+
+
+def test_a_trace_wider_than_the_topology_is_named(tmp_path):
+    from netsched import cli
+    p = write(tmp_path, '4 1\n1 0 1 0 1 3:1.0\n')
+    e = tmp_path / 'e.yaml'
+    e.write_text('backend: sim\ntopology: bigswitch,2\nbig_switch: true\n'
+                 'trace: {path: %s}\n' % p)
+    msg = r'e.yaml: trace: the trace has 4 ports but the topology only 2 ' \
+        r'hosts'
+    with pytest.raises(ConfigError, match=msg):
+        run.execute(experiment.load(str(e)), str(tmp_path / 'o'),
+                    say=lambda m: None, plots=False)
+    assert cli.main(['check', str(e)]) == 2
