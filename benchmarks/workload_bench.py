@@ -3,7 +3,8 @@ communication time; the agents' CPU overhead; and how many concurrent jobs
 this machine carries before iteration times drift more than 10% from the
 analytical model.
 
-    .venv/bin/python benchmarks/workload_bench.py [--max-jobs 8]
+    .venv/bin/python benchmarks/workload_bench.py [--max-jobs 32]
+        [--only-concurrency]
 
 Figures go to results/bench-workload.json as they arrive.
 """
@@ -21,9 +22,9 @@ LINK = 10e9
 SCALE = 500
 
 
-def emu(name, jobs):
+def emu(name, jobs, topology='fattree,4'):
     exp = experiment.from_dict({
-        'name': name, 'backend': 'emu', 'topology': 'fattree,4',
+        'name': name, 'backend': 'emu', 'topology': topology,
         'link_gbps': 10, 'scale': SCALE, 'policy': 'fair', 'jobs': jobs,
         'timeout_s': 300}, name + '.yaml')
     out, s = run.execute(exp, os.path.join(ROOT, 'results', 'bench-wl-' +
@@ -34,6 +35,19 @@ def emu(name, jobs):
     return s, info
 
 
+def edge_jobs(k):
+    """2-worker jobs that fit, each under one edge switch of fattree,k."""
+    return k * (k // 2) * ((k // 2) // 2)
+
+
+def placement(k, i):
+    per_edge = (k // 2) // 2
+    edge, slot = divmod(i, per_edge)
+    pod, e = divmod(edge, k // 2)
+    return ['h%d_%d_%d' % (pod, e, 2 * slot), 'h%d_%d_%d' % (pod, e,
+                                                            2 * slot + 1)]
+
+
 def comm(s, job):
     x = [c['cct_s'] for k, c in s['coflows'].items()
          if k.startswith(job + '/') and c['cct_s'] is not None]
@@ -42,7 +56,8 @@ def comm(s, job):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--max-jobs', type=int, default=8)
+    ap.add_argument('--max-jobs', type=int, default=32)
+    ap.add_argument('--only-concurrency', action='store_true')
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, 'results'), exist_ok=True)
     path = os.path.join(ROOT, 'results', 'bench-workload.json')
@@ -67,6 +82,8 @@ def main():
     print('resnet50 gradients, 10 Gbit/s links, scale %d (20 Mbit/s '
           'emulated)' % SCALE)
     for name, (jobs, want) in cases.items():
+        if a.only_concurrency:
+            break
         s, info = emu(name.split()[0], jobs)
         got = comm(s, 'r')
         res['patterns'][name] = {'measured_s': got, 'analytical_s': want,
@@ -81,30 +98,37 @@ def main():
                   '-' if cpu is None else '%.2f' % cpu, info['run_s']),
               flush=True)
     # concurrency: 2-worker rings under one edge switch each (no shared
-    # links), 1, 2, 4, 8 at once
+    # links), 1, 2, 4, ... at once, on the smallest fat-tree that holds
+    # them (k=4: 8 jobs, k=6: 18, k=8: 32), until one drifts > 10%
     want = workload.analytical_comm_s(m, 'ring', 2, LINK)
-    n = 1
-    while n <= a.max_jobs:
-        jobs = []
-        for i in range(n):
-            p, e = divmod(i, 2)
-            jobs.append(dict(id='j%d' % i, model='resnet50', pattern='ring',
-                             workers=2, iterations=6, compute_scale=0,
-                             placement=['h%d_%d_0' % (p, e),
-                                        'h%d_%d_1' % (p, e)]))
-        s, info = emu('conc%d' % n, jobs)
+
+    def concurrent(n):
+        k = next(k for k in (4, 6, 8, 10) if edge_jobs(k) >= n)
+        jobs = [dict(id='j%d' % i, model='resnet50', pattern='ring',
+                     workers=2, iterations=6, compute_scale=0,
+                     placement=placement(k, i)) for i in range(n)]
+        s, info = emu('conc%d' % n, jobs, 'fattree,%d' % k)
         worst = max(comm(s, 'j%d' % i) for i in range(n)) / want
-        res['concurrency'].append({'jobs': n, 'workers': 2 * n,
+        res['concurrency'].append({'jobs': n, 'workers': 2 * n, 'k': k,
                                    'worst_ratio': worst,
                                    'agent_cpu_s': info.get('agent_cpu_s')})
         save()
-        print('%d concurrent jobs (%2d workers): worst measured/analytical '
-              '%.2f%s' % (n, 2 * n, worst, '  > 10% drift' if worst > 1.1
-                          else ''), flush=True)
-        n *= 2
-    ok = [c['jobs'] for c in res['concurrency'] if c['worst_ratio'] <= 1.1]
-    print('carries %s concurrent jobs within 10%% of the model'
-          % (max(ok) if ok else 'no'))
+        print('%2d concurrent jobs (%2d workers, k=%d): worst '
+              'measured/analytical %.2f%s' % (
+                  n, 2 * n, k, worst,
+                  '  > 10% drift' if worst > 1.1 else ''), flush=True)
+        return worst <= 1.1
+    good, n = 0, 1
+    while n <= min(a.max_jobs, edge_jobs(10)):
+        if not concurrent(n):
+            # one step of bisection between the last good count and n
+            mid = (good + n) // 2
+            if good < mid < n and concurrent(mid):
+                good = mid
+            break
+        good, n = n, 2 * n
+    print('carries %s concurrent jobs (%d workers) within 10%% of the model'
+          % (good or 'no', 2 * good))
 
 
 if __name__ == '__main__':
