@@ -21,10 +21,7 @@ Execution:
   marked with the DSCP of its priority class (IP_TOS, looked up again
   every 64 KiB so a new class applies within a transfer). A coflow the
   coordinator has not classified yet goes in class 0: it is new, and the
-  policy will place it within milliseconds. Where the policy gives
-  per-flow rates (Varys' MADD), the coordinator sends each transfer's
-  rate and the socket is paced at it (SO_MAX_PACING_RATE), looked up at
-  the same points;
+  policy will place it within milliseconds;
 - a receiver thread per incoming connection timestamps the last byte of
   every transfer; that completes the task. Its ACKs go in class 0.
 """
@@ -52,17 +49,6 @@ def tcp_total_retrans(s):
     return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
         if len(info) >= 104 else 0
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
-SO_MAX_PACING_RATE = getattr(socket, 'SO_MAX_PACING_RATE', 47)
-NO_PACING = 0xffffffff                # ~0U: no limit
-
-
-def set_pacing(s, bytes_per_s):
-    """Cap a TCP socket's sending rate (the kernel paces it; setting a cap
-    turns TCP's internal pacing on). 0 removes the cap."""
-    v = NO_PACING if bytes_per_s <= 0 else min(int(bytes_per_s),
-                                                 NO_PACING - 1)
-    s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE,
-                 struct.pack('=I', max(v, 1)))
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
 
@@ -104,7 +90,6 @@ class Agent:
         self.tasks = {t['id']: t for t in plan['tasks']}
         self.incoming = {t['id'] for t in plan['incoming']}
         self.cls = dict(plan.get('classes', {}))
-        self.rate = {}                 # task id -> emulated bytes/s
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
@@ -161,22 +146,17 @@ class Agent:
     # --- data path ----------------------------------------------------------
     def _sender(self, s, q):
         tos = None
-        pace = 0                       # bytes/s; 0 = never capped
 
-        def mark(t):
-            nonlocal tos, pace
-            want = (8 * (7 - self.cls.get(t['coflow'], 0))) << 2
+        def mark(coflow):
+            nonlocal tos
+            want = (8 * (7 - self.cls.get(coflow, 0))) << 2
             if want != tos:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
                 tos = want
-            rate = self.rate.get(t['id'], 0)
-            if rate != pace:
-                set_pacing(s, rate)
-                pace = rate
         try:
             while True:
                 t, ready = q.get()
-                mark(t)
+                mark(t['coflow'])
                 n = max(1, round(t['bytes'] / self.scale))
                 start = time.monotonic()
                 self.tell(op='start', task=t['id'], ready=ready, t=start,
@@ -188,7 +168,7 @@ class Agent:
                     s.sendall(_ZEROS[:k])
                     left -= k
                     if left:
-                        mark(t)
+                        mark(t['coflow'])
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))
 
@@ -300,9 +280,6 @@ class Agent:
                     self._done(m['task'], m['t'])
                 elif m['op'] == 'classes':
                     self.cls.update(m['classes'])
-                elif m['op'] == 'rates':
-                    self.rate.update({int(k): v
-                                      for k, v in m['rates'].items()})
                 elif m['op'] == 'stop':
                     self._bye()
                     return 0

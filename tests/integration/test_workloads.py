@@ -135,23 +135,17 @@ def test_a_killed_agent_is_reported_and_the_run_cleans_up(tmp_path):
 
 
 def test_both_backends_rank_policies_the_same_way(tmp_path):
-    """experiments/crosscheck.yaml under fair, SEBF and Varys on the
-    simulator and the emulator: no pair in opposite orders beyond the 5%
-    tie margin, and both put SEBF and Varys before fair (the simulator by
-    18%, the emulator by 3-15% in runs here)."""
-    from netsched import crosscheck, events
+    """experiments/crosscheck.yaml under fair and SEBF on the simulator and
+    the emulator: both put SEBF first, each beyond the 5% tie margin (the
+    simulator by 18%, the emulator by 7-16% in runs here)."""
+    from netsched import crosscheck
     rep = crosscheck.crosscheck(os.path.join(ROOT, 'experiments',
                                              'crosscheck.yaml'),
-                                ['fair', 'sebf', 'varys'], str(tmp_path),
+                                ['fair', 'sebf'], str(tmp_path),
                                 say=lambda m: None)
     assert rep['agree'], crosscheck.table(rep)
-    sim, emu = rep['totals']['sim'], rep['totals']['emu']
-    for p in ('sebf', 'varys'):
-        assert crosscheck.order(sim[p], sim['fair'], 0.05) == -1, \
+    for b in ('sim', 'emu'):
+        t = rep['totals'][b]
+        assert crosscheck.order(t['sebf'], t['fair'], 0.05) == -1, \
             crosscheck.table(rep)
-        assert emu[p] < emu['fair'], crosscheck.table(rep)
     assert os.path.exists(tmp_path / 'crosscheck.json')
-    # Varys' MADD rates reached the agents as pacing caps
-    evs = events.read(str(tmp_path / 'emu-varys' / 'events.jsonl'))
-    rates = [e for e in evs if e['ev'] == 'rates']
-    assert rates and any(r > 0 for e in rates for r in e['rates'].values())
