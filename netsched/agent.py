@@ -21,7 +21,10 @@ Execution:
   marked with the DSCP of its priority class (IP_TOS, looked up again
   every 64 KiB so a new class applies within a transfer). A coflow the
   coordinator has not classified yet goes in class 0: it is new, and the
-  policy will place it within milliseconds;
+  policy will place it within milliseconds. Where the policy gives
+  per-flow rates (Varys' MADD), the coordinator sends each transfer's
+  rate and the sender keeps to it with a token bucket between 8 KiB
+  writes, re-reading it before every write;
 - a receiver thread per incoming connection timestamps the last byte of
   every transfer; that completes the task. Its ACKs go in class 0.
 """
@@ -37,6 +40,8 @@ import threading
 import time
 
 HEADER = struct.Struct('!IQ')
+PACED_CHUNK = 8192        # write size while a transfer is rate-limited
+PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
 TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
 
 
@@ -51,6 +56,27 @@ def tcp_total_retrans(s):
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
+
+
+def send_body(s, n, rate_of, between=None):
+    """Write n bytes to s. ``rate_of()``, asked before every write, is the
+    rate to keep to (bytes/s; 0 = as fast as TCP goes): a token bucket
+    between 8 KiB writes, allowed to fall behind by PACED_BURST_S.
+    ``between()`` runs between writes."""
+    left = n
+    due = time.monotonic()
+    while left:
+        rate = rate_of()
+        k = min(left, PACED_CHUNK if rate > 0 else CHUNK)
+        s.sendall(_ZEROS[:k])
+        left -= k
+        if left and rate > 0:
+            due = max(due, time.monotonic() - PACED_BURST_S) + k / rate
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        if left and between is not None:
+            between()
 
 
 class Agent:
@@ -90,6 +116,7 @@ class Agent:
         self.tasks = {t['id']: t for t in plan['tasks']}
         self.incoming = {t['id'] for t in plan['incoming']}
         self.cls = dict(plan.get('classes', {}))
+        self.rate = {}                 # task id -> emulated bytes/s
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
@@ -162,13 +189,8 @@ class Agent:
                 self.tell(op='start', task=t['id'], ready=ready, t=start,
                           bytes=n)
                 s.sendall(HEADER.pack(t['id'], n))
-                left = n
-                while left:
-                    k = min(left, CHUNK)
-                    s.sendall(_ZEROS[:k])
-                    left -= k
-                    if left:
-                        mark(t['coflow'])
+                send_body(s, n, lambda: self.rate.get(t['id'], 0),
+                          lambda: mark(t['coflow']))
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))
 
@@ -280,6 +302,9 @@ class Agent:
                     self._done(m['task'], m['t'])
                 elif m['op'] == 'classes':
                     self.cls.update(m['classes'])
+                elif m['op'] == 'rates':
+                    self.rate.update({int(k): v
+                                      for k, v in m['rates'].items()})
                 elif m['op'] == 'stop':
                     self._bye()
                     return 0

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from . import policies, sim, workload
+from . import fluid, policies, sim, workload
 from .emulator import ROOT, Fabric, intf_name
 from .errors import ConfigError, NetschedError
 from .events import EventLog
@@ -62,6 +62,8 @@ class Coordinator:
         self.marks_done = 0
         self.coflow_left = {}
         self.unstarted = {}          # coflow -> its sends not yet started
+        self.pacing = False          # the policy gives per-flow rates
+        self.rates = {}              # send -> pacing cap, emulated B/s
         for t in self.sends.values():
             self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
             self.unstarted.setdefault(t.coflow, {})[t.id] = t
@@ -303,8 +305,10 @@ class Coordinator:
                 self.log.write(m['t'] - t0, 'coflow_end', coflow=t.coflow)
                 return True
             # a transfer ended inside a coflow that goes on: only
-            # policies that decide per flow need to be asked again
-            return getattr(self.policy, 'decides_on', 'flows') != 'coflows'
+            # policies that decide per flow, or whose rates pace the
+            # transfers (what it freed is back-filled), are asked again
+            return self.pacing or getattr(
+                self.policy, 'decides_on', 'flows') != 'coflows'
         if op == 'mark':
             t = self.tasks[m['task']]
             jp = self.plan.jobs[t.job]
@@ -390,6 +394,34 @@ class Coordinator:
             self.log.write(snap.t, 'classes', classes=changed)
             for h in self.hosts:
                 self._send(h, {'op': 'classes', 'classes': changed})
+        if d.flow_rate is not None:
+            self._pace(snap, tasks, cls, d.flow_rate)
+
+    def _pace(self, snap, tasks, cls, explicit):
+        """A policy's per-flow rates (MADD) on the emulator: the fluid
+        allocation with those rates reserved and the rest back-filled by
+        class, as the simulator computes it, becomes each transfer's
+        sending rate, which its agent keeps to (a token bucket between
+        writes, as Varys' own daemons rate-limit in user space). A
+        transfer the allocation gives nothing is left unlimited (its
+        class keeps it behind)."""
+        self.pacing = True
+        rate, _ = fluid.allocate(snap.path_links, snap.flow_path,
+                                 np.asarray(cls)[snap.flow_coflow],
+                                 snap.link_capacity, explicit)
+        per_host, logged = {}, {}
+        for t, r in zip(tasks, rate.tolist()):
+            bps = r / self.exp.scale / 8.0 if r > 0 else 0
+            old = self.rates.get(t.id, 0)
+            if (bps == 0) != (old == 0) or abs(bps - old) > 0.01 * old:
+                self.rates[t.id] = bps
+                per_host.setdefault(t.host, {})[t.id] = round(bps)
+                logged[t.id] = r
+        for h, rates in per_host.items():
+            self._send(h, {'op': 'rates', 'rates': rates})
+        if logged:
+            self.log.write(snap.t, 'rates', rates={
+                str(k): round(v) for k, v in logged.items()})
 
 
 class LinkSampler:
