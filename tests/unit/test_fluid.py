@@ -89,7 +89,7 @@ def test_never_over_capacity_and_work_conserving(seed):
 
 
 def test_max_min_matches_the_reference_filler():
-    from netsched.fairshare import max_min
+    from tests.unit.reference import max_min
     paths, _, cap, _ = _random_case(7, n=60)
     r = alloc(paths, cap=cap)
     ref = max_min([tuple(p) for p in paths], dict(enumerate(cap)))

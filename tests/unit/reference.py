@@ -1,4 +1,6 @@
-"""Max-min fair rates by progressive filling (vectorised with numpy)."""
+"""An independent max-min filler (link-by-flow incidence matrix, one
+round per bottleneck level): the reference netsched.fluid is checked
+against."""
 import numpy as np
 
 
