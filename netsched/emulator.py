@@ -115,11 +115,7 @@ class Fabric:
         self.link_mbps = float(link_mbps)
         self.mtu = mtu
         self.queue_packets = queue_packets
-        if fair_queues not in (0, 1) + qos.FAIR_BUCKETS:
-            raise ConfigError('fair_queues must be 0 or one of %s, got %r'
-                              % (', '.join(map(str, qos.FAIR_BUCKETS)),
-                                 fair_queues))
-        self.fair_queues = fair_queues
+        self.fair_queues = qos.check_buckets(fair_queues)
         self.use_controller = controller
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)

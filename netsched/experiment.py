@@ -297,9 +297,8 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
     qpk = c.num('queue_packets', 32, integer=True, minimum=1)
     fq = c.num('fair_queues', 16, integer=True, minimum=0)
-    if fq not in (0, 1) + qos.FAIR_BUCKETS:
-        c.fail('fair_queues', 'must be 0 (off) or one of %s, got %r'
-               % (', '.join(map(str, qos.FAIR_BUCKETS)), fq))
+    if qos.bucket_error(fq):
+        c.fail('fair_queues', qos.bucket_error(fq))
     sample_s = c.num('sample_s', 0.1, positive=True)
     tol = c.num('completion_tolerance', 1e-3, minimum=0, maximum=0.1)
     timeout_s = c.num('timeout_s', None, positive=True)

@@ -43,6 +43,21 @@ def dscp_class(dscp, q=MAX_CLASSES):
     return min(7 - (dscp >> 3), check_queues(q) - 1)
 
 
+def bucket_error(buckets):
+    """Why ``buckets`` is not a fair_queues setting, or None."""
+    if isinstance(buckets, bool) or buckets not in (0, 1) + FAIR_BUCKETS:
+        return 'must be 0 or one of %s, got %r' % (
+            ', '.join(map(str, FAIR_BUCKETS)), buckets)
+    return None
+
+
+def check_buckets(buckets):
+    why = bucket_error(buckets)
+    if why:
+        raise ConfigError('fair_queues ' + why)
+    return buckets
+
+
 def rank_class(rank, q=MAX_CLASSES):
     """Policies produce ranks; rank r maps to class min(r, Q-1)."""
     return min(max(int(rank), 0), check_queues(q) - 1)
@@ -57,9 +72,7 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
     connections over them: stochastic per-flow fair queueing inside each
     class, which this kernel has no qdisc for. Non-TCP packets of a class
     go to its first leaf."""
-    if buckets not in (0, 1) and buckets not in FAIR_BUCKETS:
-        raise ConfigError('fair_queues must be 0 or one of %s, got %r'
-                          % (', '.join(map(str, FAIR_BUCKETS)), buckets))
+    check_buckets(buckets)
     rate = '%dbit' % int(rate_bps)
     quantum = mtu + ETH_HEADER
     burst = max(15000, 2 * quantum)

@@ -343,8 +343,8 @@ class Engine:
             self.coflow_sent += np.bincount(
                 self.a_cof[done], weights=left,
                 minlength=len(self.coflow_sent))
-        before = self.cof_active.copy() if not self._per_flow else None
-        self.cof_active -= np.bincount(self.a_cof[done],
+        touched = self.a_cof[done]
+        self.cof_active -= np.bincount(touched,
                                        minlength=len(self.cof_active))
         keep = ~done
         (self.a_id, self.a_path, self.a_cof, self.a_rem, self.a_rate,
@@ -352,7 +352,7 @@ class Engine:
             self.a_id[keep], self.a_path[keep], self.a_cof[keep],
             self.a_rem[keep], self.a_rate[keep], self.a_start[keep],
             self.a_key[keep], self.a_explicit[keep])
-        if self._per_flow or ((before > 0) & (self.cof_active == 0)).any():
+        if self._per_flow or (self.cof_active[touched] == 0).any():
             self._dirty = True          # a coflow ended: decide again
         else:
             self._realloc = True

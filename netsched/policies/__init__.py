@@ -89,15 +89,16 @@ class Decision:
     recheck_at: float = None           # absolute time to decide again
 
 
-def flow_priority(snap, decision, current=None):
+def flow_priority(snap, decision):
     """Per active flow, a dense priority key (0 = served first). With Q
-    queues it is the coflow's class (see :func:`coflow_class`)."""
+    queues it is the coflow's class (:func:`coflow_class` with no current
+    classes; the backends pass theirs to coflow_class themselves)."""
     F = len(snap.flow_coflow)
     if decision.coflow_rank is None:
         return np.zeros(F, dtype=np.int64)
     rank = np.asarray(decision.coflow_rank, dtype=np.int64)
     if snap.queues is not None:
-        return coflow_class(snap, decision, current)[snap.flow_coflow]
+        return coflow_class(snap, decision)[snap.flow_coflow]
     order = (np.zeros(len(rank)) if decision.coflow_order is None
              else np.asarray(decision.coflow_order, dtype=float))
     idx = np.lexsort((order, rank))
