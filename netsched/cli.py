@@ -169,7 +169,6 @@ def cmd_run(a):
 
 def cmd_compare(a):
     """Per-job and per-coflow differences between two runs' results."""
-    import numpy as np
     from . import metrics
     sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
     rows = metrics.compare(sa, sb)
@@ -181,16 +180,14 @@ def cmd_compare(a):
                 kind, key, '-' if x is None else '%.4f' % x,
                 '-' if y is None else '%.4f' % y,
                 '-' if err is None else '%+.1f%%' % (100 * err)))
-    for kind in sorted({r[0] for r in rows}):
-        errs = np.array([r[4] for r in rows if r[0] == kind
-                         and r[4] is not None])
-        missing = sum(1 for r in rows if r[0] == kind and r[4] is None)
-        if len(errs):
+    for kind, st in metrics.error_stats(rows).items():
+        if st['n']:
             print('%-16s n=%-5d mean |err| %5.1f%%  max |err| %5.1f%%  '
                   'mean err %+5.1f%%%s' % (
-                      kind, len(errs), 100 * np.abs(errs).mean(),
-                      100 * np.abs(errs).max(), 100 * errs.mean(),
-                      '  (%d only in one run)' % missing if missing else ''))
+                      kind, st['n'], 100 * st['mean_abs'],
+                      100 * st['max_abs'], 100 * st['mean'],
+                      '  (%d only in one run)' % st['missing']
+                      if st['missing'] else ''))
     return 0
 
 

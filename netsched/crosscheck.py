@@ -11,8 +11,6 @@ tie margin.
 import json
 import os
 
-import numpy as np
-
 from . import experiment, metrics, run
 from .errors import ConfigError
 
@@ -49,12 +47,9 @@ def disagreements(sim, emu, tie):
 
 def errors(a, b):
     """Mean |relative error| of b against a, per kind of result."""
-    rows = metrics.compare(a, b)
-    out = {}
-    for kind in ('job jct_s', 'coflow cct_s'):
-        e = [abs(r[4]) for r in rows if r[0] == kind and r[4] is not None]
-        out[kind] = float(np.mean(e)) if e else None
-    return out
+    st = metrics.error_stats(metrics.compare(a, b))
+    return {kind: st.get(kind, {}).get('mean_abs')
+            for kind in ('job jct_s', 'coflow cct_s')}
 
 
 def check_args(policies, metric, tie):

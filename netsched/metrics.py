@@ -265,6 +265,23 @@ def load_summary(path):
     return s
 
 
+def error_stats(rows):
+    """Per kind of compare() row: n, mean and max |relative error|, mean
+    signed error, and how many items only one run has."""
+    out = {}
+    for kind in sorted({r[0] for r in rows}):
+        errs = np.array([r[4] for r in rows if r[0] == kind
+                         and r[4] is not None])
+        missing = sum(1 for r in rows if r[0] == kind and r[4] is None)
+        out[kind] = {'n': len(errs), 'missing': missing,
+                     'mean_abs': float(np.abs(errs).mean()) if len(errs)
+                     else None,
+                     'max_abs': float(np.abs(errs).max()) if len(errs)
+                     else None,
+                     'mean': float(errs.mean()) if len(errs) else None}
+    return out
+
+
 def compare(a, b):
     """Per-job and per-coflow relative differences of b against a:
     rows (kind, id, value in a, value in b, relative error)."""
