@@ -56,14 +56,13 @@ class Coordinator:
                 self.waiting_on.setdefault(d, []).append(b)
         self.mark_time = {}
         self.started = {}                    # send -> (ready, start) abs
-        self.done_sends = set()
         self.in_flight = set()
         self.recv_done = 0
         self.marks_done = 0
         self.coflow_left = {}
         self.unstarted = {}          # coflow -> its sends not yet started
-        self.pacing = False          # the policy gives per-flow rates
-        self.rates = {}              # send -> pacing cap, emulated B/s
+        self.rate_limited = False          # the policy gives per-flow rates
+        self.rates = {}              # send -> its rate, emulated B/s
         for t in self.sends.values():
             self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
             self.unstarted.setdefault(t.coflow, {})[t.id] = t
@@ -290,7 +289,6 @@ class Coordinator:
             t = self.sends[m['task']]
             ready, start = self.started.get(t.id, (m['t'], m['t']))
             self.recv_done += 1
-            self.done_sends.add(t.id)
             self.in_flight.discard(t.id)
             self.log.write(m['t'] - t0, 'flow', id=t.id, coflow=t.coflow,
                            src=t.host, dst=t.dst, bytes=t.bytes,
@@ -305,9 +303,9 @@ class Coordinator:
                 self.log.write(m['t'] - t0, 'coflow_end', coflow=t.coflow)
                 return True
             # a transfer ended inside a coflow that goes on: only
-            # policies that decide per flow, or whose rates pace the
+            # policies that decide per flow, or whose rates limit the
             # transfers (what it freed is back-filled), are asked again
-            return self.pacing or getattr(
+            return self.rate_limited or getattr(
                 self.policy, 'decides_on', 'flows') != 'coflows'
         if op == 'mark':
             t = self.tasks[m['task']]
@@ -395,9 +393,9 @@ class Coordinator:
             for h in self.hosts:
                 self._send(h, {'op': 'classes', 'classes': changed})
         if d.flow_rate is not None:
-            self._pace(snap, tasks, cls, d.flow_rate)
+            self._limit_rates(snap, tasks, cls, d.flow_rate)
 
-    def _pace(self, snap, tasks, cls, explicit):
+    def _limit_rates(self, snap, tasks, cls, explicit):
         """A policy's per-flow rates (MADD) on the emulator: the fluid
         allocation with those rates reserved and the rest back-filled by
         class, as the simulator computes it, becomes each transfer's
@@ -405,7 +403,7 @@ class Coordinator:
         writes, as Varys' own daemons rate-limit in user space). A
         transfer the allocation gives nothing is left unlimited (its
         class keeps it behind)."""
-        self.pacing = True
+        self.rate_limited = True
         rate, _ = fluid.allocate(snap.path_links, snap.flow_path,
                                  np.asarray(cls)[snap.flow_coflow],
                                  snap.link_capacity, explicit)
