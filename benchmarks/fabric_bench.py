@@ -17,9 +17,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from netsched import measure  # noqa: E402
+from netsched.emulator import measure  # noqa: E402
 from netsched import topology as topo  # noqa: E402
-from netsched.emulator import Fabric  # noqa: E402
+from netsched.emulator.fabric import Fabric  # noqa: E402
 from netsched.errors import NetschedError  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 """Ryu app: netsched's controller. A thin shell around
-netsched.control.ControllerCore: it turns switch events and control-socket
+netsched.ControllerCore: it turns switch events and control-socket
 requests into calls on the core and sends the FlowMods the core returns,
 each batch closed by a barrier.
 
@@ -11,13 +11,18 @@ or, when that is not set:
   NETSCHED_TOPOLOGY a topology spec such as "fattree,4"
   NETSCHED_QUEUES   number of priority classes (default 8)
   NETSCHED_SOCKET   control socket path (default /run/netsched/ctl.sock)
+  NETSCHED_POLICY   scheduling policy (default: none, routes only)
+  NETSCHED_SCALE    data-center bit/s per emulated bit/s (default 1)
+  NETSCHED_DECISION_LOG  where to append the decision log (JSON lines)
 
-Run: netsched controller --topology fattree,4
- or: NETSCHED_TOPOLOGY=fattree,4 ryu-manager controllers/netsched_app.py
+Run: netsched controller --topology fattree,4 --policy sebf
+ or: NETSCHED_TOPOLOGY=fattree,4 NETSCHED_POLICY=sebf \
+         ryu-manager controllers/netsched_app.py
 """
 import json
 import os
 import socket
+import time
 
 import eventlet
 from ryu.base import app_manager
@@ -27,11 +32,15 @@ from ryu.controller.handler import (CONFIG_DISPATCHER, DEAD_DISPATCHER,
 from ryu.lib import hub
 from ryu.ofproto import ofproto_v1_3
 
-from netsched import control, topology
+from netsched import topology
+from netsched.control import channel
+from netsched.control.core import ControllerCore
 from netsched.errors import NetschedError
 
 DEFAULT_SOCKET = '/run/netsched/ctl.sock'
 BARRIER_TIMEOUT_S = 10
+TICK_S = 0.005              # the scheduler's clock: its decide gap
+CONFIRMED_OPS = ('set_class', 'clear_class')
 
 
 def load_description(env=os.environ):
@@ -42,13 +51,16 @@ def load_description(env=os.environ):
     spec = env.get('NETSCHED_TOPOLOGY')
     if not spec:
         raise NetschedError('set NETSCHED_FABRIC or NETSCHED_TOPOLOGY')
-    return control.fabric_description(
+    return channel.fabric_description(
         topology.parse_spec(spec), int(env.get('NETSCHED_QUEUES', '8')),
-        env.get('NETSCHED_SOCKET', DEFAULT_SOCKET))
+        env.get('NETSCHED_SOCKET', DEFAULT_SOCKET),
+        policy=env.get('NETSCHED_POLICY') or None,
+        scale=float(env.get('NETSCHED_SCALE', '1')),
+        decision_log=env.get('NETSCHED_DECISION_LOG') or None)
 
 
 def to_ryu(dp, fm):
-    """netsched.openflow.FlowMod -> OFPFlowMod, field for field."""
+    """netsched.control.openflow.FlowMod -> OFPFlowMod, field for field."""
     p, o = dp.ofproto_parser, dp.ofproto
     actions = []
     for a in fm.actions:
@@ -80,11 +92,15 @@ class NetschedController(app_manager.RyuApp):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         desc = load_description()
-        self.core = control.ControllerCore.from_description(desc)
+        self.core = ControllerCore.from_description(desc)
         self.socket_path = desc['socket']
+        self.decision_log = desc.get('decision_log')
         self.datapaths = {}
         self.barrier_waiters = {}       # xid -> callable
+        self.agents = {}                # host -> (file, lock)
         self.server = hub.spawn(self._serve)
+        if self.core.scheduler is not None:
+            self.ticker = hub.spawn(self._tick)
 
     # --- sending -----------------------------------------------------
     def _send(self, dpid, mods, done=None):
@@ -108,6 +124,58 @@ class NetschedController(app_manager.RyuApp):
             if self._send(dpid, mods, ev.set):
                 events.append(ev)
         return all(ev.wait(timeout=BARRIER_TIMEOUT_S) for ev in events)
+
+    def _apply(self, out, t_in):
+        """An outcome of the scheduler: messages to agents at once, rules
+        to the switches, and a decision-log record once every switch
+        confirmed its batch (time from the report to the last barrier)."""
+        for host, msgs in out.pushes.items():
+            self._push(host, msgs)
+        records = list(out.log)
+        if not out.mods:
+            self._log(records, out, t_in, None)
+            return
+        left = {'n': len(out.mods)}
+
+        def confirmed():
+            left['n'] -= 1
+            if left['n'] == 0:
+                self._log(records, out, t_in, time.monotonic())
+        for dpid, mods in out.mods.items():
+            if not self._send(dpid, mods, confirmed):
+                confirmed()
+
+    def _log(self, records, out, t_in, t_done):
+        if out.decided or out.mods:
+            records.append({'kind': 'decision', 't': t_in,
+                            'decided': out.decided, 'flow_mods': out.n_mods,
+                            'switches': len(out.mods),
+                            'applied_ms': None if t_done is None else
+                            round((t_done - t_in) * 1e3, 3)})
+        if not self.decision_log or not records:
+            return
+        with open(self.decision_log, 'a') as f:
+            for r in records:
+                f.write(json.dumps(r, separators=(',', ':')) + '\n')
+
+    def _push(self, host, msgs):
+        a = self.agents.get(host)
+        if a is None:
+            return
+        f, lock = a
+        try:
+            with lock:
+                for m in msgs:
+                    f.write(channel.encode(m))
+                f.flush()
+        except OSError:
+            self.agents.pop(host, None)
+
+    def _tick(self):
+        while True:
+            hub.sleep(TICK_S)
+            now = time.monotonic()
+            self._apply(self.core.step(now), now)
 
     # --- switch events -------------------------------------------------
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
@@ -153,18 +221,40 @@ class NetschedController(app_manager.RyuApp):
 
     def _client(self, conn):
         f = conn.makefile('rwb')
+        lock = hub.Semaphore()
+        host = None
         try:
             for line in f:
+                now = time.monotonic()
                 try:
-                    reply, sends = self.core.handle(control.decode(line))
+                    req = channel.decode(line)
                 except NetschedError as e:
-                    reply, sends = {'ok': False, 'error': str(e)}, {}
-                if sends and not self._send_and_wait(sends):
-                    reply = {'ok': False, 'error': 'switches did not '
-                             'confirm the change (barrier timeout)'}
-                f.write(control.encode(reply))
-                f.flush()
+                    self._reply(f, lock, {'ok': False, 'error': str(e)})
+                    continue
+                out = self.core.handle(req, now)
+                op = req.get('op')
+                if op == 'register' and out.reply.get('ok'):
+                    host = req['host']
+                    self.agents[host] = (f, lock)
+                if op in CONFIRMED_OPS and out.mods:
+                    # manual rules: the reply says the switches have them
+                    if not self._send_and_wait(out.mods):
+                        out.reply = {'ok': False, 'error': 'switches did not '
+                                     'confirm the change (barrier timeout)'}
+                    out.mods = {}
+                if out.reply is not None:
+                    self._reply(f, lock, out.reply)
+                self._apply(out, now)
+                if op == 'report':
+                    self._apply(self.core.step(now), now)
         except OSError:
             pass
         finally:
+            if host is not None and self.agents.get(host, (None,))[0] is f:
+                del self.agents[host]
             conn.close()
+
+    def _reply(self, f, lock, reply):
+        with lock:
+            f.write(channel.encode(reply))
+            f.flush()

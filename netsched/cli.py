@@ -27,7 +27,7 @@ def _fabric_args(p, default_topology='fattree,4'):
 
 
 def _fabric(a, log):
-    from .emulator import Fabric
+    from .emulator.fabric import Fabric
     return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
                   queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
                   log=log)
@@ -35,7 +35,7 @@ def _fabric(a, log):
 
 def cmd_demo(a):
     """k=4 fat-tree: all-pairs reachability, cross-pod throughput."""
-    from . import measure
+    from .emulator import measure
     log = _logger()
     g = topo.parse_spec(a.topology)
     hosts = topo.hosts(g)
@@ -93,19 +93,15 @@ def cmd_up(a):
 
 def cmd_controller(a):
     """Run netsched's Ryu app in the foreground (for plain Mininet)."""
-    from . import control
-    from .emulator import CONTROLLER_APP, CONTROLLER_LAUNCHER, ROOT
+    from .control.channel import fabric_description
+    from .emulator.controller import ryu_command, ryu_env
     g = topo.parse_spec(a.topology)
     os.makedirs(os.path.dirname(os.path.abspath(a.socket)), exist_ok=True)
     desc = os.path.abspath(a.socket) + '.fabric.json'
     with open(desc, 'w') as f:
-        json.dump(control.fabric_description(g, a.queues,
-                                             os.path.abspath(a.socket)), f)
-    env = dict(os.environ, NETSCHED_FABRIC=desc,
-               PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    args = [sys.executable, CONTROLLER_LAUNCHER, '--ofp-tcp-listen-port',
-            str(a.port), CONTROLLER_APP]
-    os.execve(sys.executable, args, env)
+        json.dump(fabric_description(g, a.queues,
+                                     os.path.abspath(a.socket)), f)
+    os.execve(sys.executable, ryu_command(a.port), ryu_env(desc))
 
 
 def _experiment(a):
@@ -117,7 +113,7 @@ def _experiment(a):
 
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from . import models, workload
+    from .workload import models, taskgraph
     exp = _experiment(a)
     g = exp.graph()
     print('%s: ok' % a.experiment)
@@ -128,7 +124,7 @@ def cmd_check(a):
                          exp.link_bps / exp.scale / 1e6,
                          'exact' if exp.queues is None else exp.queues))
     if exp.jobs or exp.tuning:
-        plan = workload.build(exp)
+        plan = taskgraph.build(exp)
         for jid, jp in plan.jobs.items():
             m = models.get(jp.model, exp.base_dir)
             print('  job %-12s %-9s %-4s %d workers%s, %d iterations, '
@@ -143,7 +139,7 @@ def cmd_check(a):
         print('  %d tasks, %d connections' % (len(plan.tasks),
                                                len(plan.conns)))
     if exp.trace:
-        from . import trace
+        from .workload import trace
         ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
                                  exp.trace.time_scale)
         trace.check_ports(ports, topo.hosts(g), '%s: trace' % a.experiment)
@@ -208,7 +204,7 @@ def cmd_crosscheck(a):
 
 
 def cmd_clean(a):
-    from . import runstate
+    from .emulator import runstate
     n = runstate.clean()
     print('cleaned %d run(s)' % n)
     return 0

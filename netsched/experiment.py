@@ -178,7 +178,7 @@ def _loss(c):
 
 
 def _job(where, d, hosts, models_dir, index, group=None):
-    from . import models
+    from .workload import models
     c = _Checker(where, d)
     jid = str(c.get('id', group or 'job%d' % index))
     model = c.string('model', required=True)

@@ -1,5 +1,9 @@
-"""Fluid rate allocation: strict priority classes, max-min fairness
-inside a class (progressive filling), explicit rates reserved first.
+"""The fluid network model shared by the simulator, the controller and
+the benchmarks: directed links and path ids over a topology graph
+(:class:`Network`, paths exactly as the controller routes them), and
+rate allocation (:func:`allocate`: strict priority classes, max-min
+fairness inside a class by progressive filling, explicit rates reserved
+first).
 
 Flows are given by path id into a path table (P, H) of link indices,
 padded with -1. Flows of one class on one path get identical max-min
@@ -8,6 +12,9 @@ cost per call grows with the number of distinct (class, path) pairs, not
 of flows. Everything is numpy; there is no per-flow Python loop.
 """
 import numpy as np
+
+from . import routing
+from . import topology as topo
 
 REL_TOL = 1e-9
 FEW_LEVELS = 32        # up to this many classes, no link -> group index
@@ -187,3 +194,62 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     # carried load per link, from the groups (plus explicit reservations)
     load = np.maximum(cap[:L] - residual[:L], 0.0)
     return rate, load
+
+
+class Network:
+    """Directed links and path ids over one topology graph."""
+
+    def __init__(self, g, big_switch=False):
+        self.g = g
+        self.big_switch = big_switch
+        self.links = []
+        for u, v, d in g.edges(data=True):
+            self.links += [(u, v, d['capacity_bps']), (v, u, d['capacity_bps'])]
+        self.links.sort(key=lambda x: (topo._natural(x[0]),
+                                       topo._natural(x[1])))
+        self.index = {(u, v): i for i, (u, v, _) in enumerate(self.links)}
+        self.capacity = np.array([c for _, _, c in self.links], float)
+        self.names = ['%s->%s' % (u, v) for u, v, _ in self.links]
+        self.hosts = topo.hosts(g)
+        self.ips = {h: g.nodes[h]['ip'] for h in self.hosts}
+        self._path_ids = {}
+        self._paths = []
+        self._cache = {}
+        self.max_hops = 1
+
+    def path_id(self, src, dst, sport=0, dport=0, proto=6):
+        key = (src, dst) if self.big_switch else (src, dst, sport, dport)
+        pid = self._cache.get(key)
+        if pid is not None:
+            return pid
+        if self.big_switch:
+            hops = [(src, self._edge(src)), (self._edge(dst), dst)]
+        else:
+            ft = routing.FiveTuple(self.ips[src], self.ips[dst], proto,
+                                   sport, dport)
+            hops = routing.path_links(self.g, ft)
+        links = tuple(self.index[h] for h in hops)
+        pid = self._path_ids.get(links)
+        if pid is None:
+            pid = self._path_ids[links] = len(self._paths)
+            self._paths.append(links)
+            self.max_hops = max(self.max_hops, len(links))
+        self._cache[key] = pid
+        return pid
+
+    def _edge(self, host):
+        return next(iter(self.g[host]))
+
+    def table(self):
+        """(P, H) link indices of every path seen, -1 padded."""
+        P, H = len(self._paths), self.max_hops
+        t = getattr(self, '_table', None)
+        if t is None or t.shape[1] != H:
+            t = np.full((0, H), -1, np.int64)
+        if len(t) < P:
+            new = np.full((P - len(t), H), -1, np.int64)
+            for i, p in enumerate(self._paths[len(t):]):
+                new[i, :len(p)] = p
+            t = np.vstack([t, new])
+        self._table = t
+        return t

@@ -13,9 +13,7 @@ import time
 
 import yaml
 
-from . import __version__, drive, metrics, policies, sim, trace, workload
-from . import topology as topo
-from .events import EventLog
+from . import __version__, metrics
 
 
 def versions():
@@ -32,21 +30,6 @@ def default_out(exp):
     stamp = time.strftime('%Y%m%d-%H%M%S')
     return os.path.join('results', '%s-%s-%s-%s' % (exp.name, exp.backend,
                                                    exp.policy, stamp))
-
-
-class Progress:
-    """One line every ``every_s`` of wall time."""
-
-    def __init__(self, log, every_s=2.0):
-        self.log, self.every_s = log, every_s
-        self.t0 = self.last = time.monotonic()
-
-    def __call__(self, eng):
-        now = time.monotonic()
-        if now - self.last >= self.every_s:
-            self.last = now
-            self.log('sim t=%.2f s: %d active flows, %d started, %d events'
-                     % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
 
 
 def meta(exp, wall_s=None):
@@ -72,40 +55,6 @@ def prepare(exp, out_dir):
         yaml.safe_dump(raw, f, sort_keys=False)
 
 
-def run_sim(exp, log_path, say):
-    g = exp.graph()
-    net = sim.Network(g, big_switch=exp.big_switch)
-    policy = policies.make(exp.policy, exp.policy_params)
-    drivers = []
-    if exp.trace:
-        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
-                                 exp.trace.time_scale)
-        drivers.append(drive.TraceDriver(
-            cofs, topo.hosts(g), ports,
-            where='%s: trace' % (exp.path or exp.name)))
-        say('trace %s: %d coflows, %d flows'
-            % (os.path.basename(exp.trace.path), len(cofs),
-               sum(len(c.mappers) * len(c.reducers) for c in cofs)))
-    if exp.jobs or exp.tuning:
-        plan = workload.build(exp)
-        drivers.append(drive.PlanDriver(plan))
-        say('%d jobs, %d tasks, %d connections'
-            % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
-    driver = drivers[0] if len(drivers) == 1 else drive.Together(*drivers)
-    with EventLog(log_path) as log:
-        log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
-                  seed=exp.seed)
-        eng = sim.Engine(net, policy, log, queues=exp.queues,
-                         sample_s=exp.sample_s,
-                         rel_tol=exp.completion_tolerance,
-                         progress=Progress(say))
-        eng.run(driver, until=exp.timeout_s)
-        log.write(eng.now, 'run_end', events=eng.events,
-                  decisions=eng.decisions)
-    return {'events': eng.events, 'decisions': eng.decisions,
-            'allocations': eng.allocations}
-
-
 def execute(exp, out_dir=None, say=print, plots=True):
     """Run one experiment; returns (out_dir, summary)."""
     out_dir = out_dir or default_out(exp)
@@ -115,10 +64,10 @@ def execute(exp, out_dir=None, say=print, plots=True):
     say('%s: backend %s, policy %s, seed %d -> %s'
         % (exp.name, exp.backend, exp.policy, exp.seed, out_dir))
     if exp.backend == 'sim':
-        info = run_sim(exp, log_path, say)
+        from .sim import runner
     else:
-        from . import emurun
-        info = emurun.run(exp, log_path, say)
+        from .emulator import runner
+    info = runner.run(exp, log_path, say)
     wall = time.monotonic() - t0
     with open(os.path.join(out_dir, 'run.json'), 'w') as f:
         json.dump({'seed': exp.seed, 'backend': exp.backend,

@@ -21,7 +21,7 @@ def topos(filename, name, builder, *params):
     integer parameters (Mininet passes them as strings)."""
     add(filename)
     from netsched import topology
-    from netsched.emulator import mininet_topo
+    from netsched.emulator.mininet_adapter import mininet_topo
     build = getattr(topology, builder)
 
     def make(*args):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from netsched import ovs
+from netsched.emulator import ovs
 
 
 def missing_prerequisites():

@@ -1,8 +1,8 @@
 import subprocess
 
-from netsched import ovs, runstate
+from netsched.emulator import ovs, runstate
 from netsched import topology as topo
-from netsched.emulator import switch_interfaces
+from netsched.emulator.mininet_adapter import switch_interfaces
 
 
 def leftovers(g, pids=()):

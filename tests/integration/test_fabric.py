@@ -1,8 +1,8 @@
 """A k=4 fat-tree at 20 Mbit/s: reachability, throughput, strict priority."""
 import pytest
 
-from netsched import measure
-from netsched.emulator import Fabric
+from netsched.emulator import measure
+from netsched.emulator.fabric import Fabric
 from netsched.topology import fat_tree
 
 from .helpers import leftovers

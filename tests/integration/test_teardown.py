@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from netsched import runstate
-from netsched.emulator import Fabric
+from netsched.emulator import runstate
+from netsched.emulator.fabric import Fabric
 from netsched.topology import dumbbell, fat_tree
 
 from .helpers import leftovers

@@ -11,7 +11,9 @@ import time
 import pytest
 import yaml
 
-from netsched import experiment, models, ovs, run, runstate, workload
+from netsched import experiment, run
+from netsched.emulator import ovs, runstate
+from netsched.workload import models, taskgraph as workload
 from netsched import topology as topo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -117,7 +119,7 @@ def test_a_killed_agent_is_reported_and_the_run_cleans_up(tmp_path):
             except (OSError, ValueError):
                 continue
             for info in state.get('pids', []):
-                if 'netsched.agent' in info['what'] and \
+                if 'netsched.emulator.agent' in info['what'] and \
                         os.path.exists(os.path.join(run_dir, 'coord.sock')):
                     victim = (info['pid'], info['what'].split(':')[0])
         time.sleep(0.5)

@@ -1,9 +1,10 @@
-from netsched import control
+from netsched.control import channel
+from netsched.control.core import ControllerCore
 from netsched import topology as topo
 
 
 def core():
-    c = control.ControllerCore(topo.fat_tree(4), 4)
+    c = ControllerCore(topo.fat_tree(4), 4)
     return c
 
 
@@ -12,9 +13,9 @@ def test_connect_unknown_and_known_switch():
     assert c.on_connect(0xdead) is None
     mods = c.on_connect(0x030000)            # e0_0
     assert mods[0].command == 'delete' and len(mods) > 30
-    assert c.handle({'op': 'status'})[0]['connected'] == 1
+    assert c.handle({'op': 'status'}).reply['connected'] == 1
     c.on_ready(0x030000)
-    st = c.handle({'op': 'status'})[0]
+    st = c.handle({'op': 'status'}).reply
     assert st['ready'] == 1 and not st['all_ready']
 
 
@@ -22,20 +23,22 @@ def test_set_class_goes_to_connected_ingress_switches():
     c = core()
     for dpid in (0x030000, 0x030001, 0x020000, 0x010000):
         c.on_connect(dpid)
-    reply, sends = c.handle({'op': 'set_class', 'match': {'ipv4_src': '10.0.0.2'},
-                             'cls': 1})
+    out = c.handle({'op': 'set_class', 'match': {'ipv4_src': '10.0.0.2'},
+                    'cls': 1})
+    reply, sends = out.reply, out.mods
     assert reply == {'ok': True, 'id': 1}
     assert sorted(sends) == [0x030000, 0x030001]     # edges only
     (m,) = sends[0x030000]
     assert m.actions[0] == ('set_field', 'ip_dscp', 48)
     # the same match again reuses the rule id; a reconnect re-installs it
     assert c.handle({'op': 'set_class', 'match': {'ipv4_src': '10.0.0.2'},
-                     'cls': 0})[0]['id'] == 1
+                     'cls': 0}).reply['id'] == 1
     again = c.on_connect(0x030000)
     assert again[-1].actions[0] == ('set_field', 'ip_dscp', 56)
-    reply, sends = c.handle({'op': 'clear_class', 'id': 1})
+    out = c.handle({'op': 'clear_class', 'id': 1})
+    reply, sends = out.reply, out.mods
     assert reply['ok'] and sends[0x030000][0].command == 'delete'
-    assert c.handle({'op': 'rules'})[0]['rules'] == []
+    assert c.handle({'op': 'rules'}).reply['rules'] == []
 
 
 def test_bad_requests_are_errors_not_exceptions():
@@ -47,10 +50,11 @@ def test_bad_requests_are_errors_not_exceptions():
                       'unknown field'),
                      ({'op': 'clear_class', 'id': 9}, 'no classification rule'),
                      ([1, 2], 'unknown op')]:
-        reply, sends = c.handle(req)
+        out = c.handle(req)
+        reply, sends = out.reply, out.mods
         assert reply['ok'] is False and err in reply['error'] and not sends
 
 
 def test_wire_encoding():
-    line = control.encode({'op': 'status'})
-    assert line.endswith(b'\n') and control.decode(line) == {'op': 'status'}
+    line = channel.encode({'op': 'status'})
+    assert line.endswith(b'\n') and channel.decode(line) == {'op': 'status'}

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from netsched import models
+from netsched.workload import models
 from netsched.errors import ConfigError
 
 PUBLISHED = {'resnet50': 25_557_032, 'vgg16': 138_357_544,

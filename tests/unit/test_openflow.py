@@ -1,7 +1,7 @@
 """Golden OpenFlow programs: what the controller installs, rule by rule."""
 import pytest
 
-from netsched import openflow as of
+from netsched.control import openflow as of
 from netsched import topology as topo
 from netsched.errors import ConfigError
 

@@ -1,6 +1,7 @@
 import pytest
 
 from netsched import qos
+from netsched.emulator import tc
 from netsched.errors import ConfigError
 
 
@@ -42,7 +43,7 @@ def test_bad_class_and_dscp():
 
 
 def test_tc_batch_strict_priority_tree():
-    lines = qos.tc_batch('s1-eth3', 20e6, 4, 9000, 32)
+    lines = tc.tc_batch('s1-eth3', 20e6, 4, 9000, 32)
     assert lines[0] == 'qdisc add dev s1-eth3 root handle 1: htb default 13'
     classes = [l for l in lines if l.startswith('class add') and 'parent 1:1 ' in l]
     assert len(classes) == 4
@@ -59,13 +60,13 @@ def test_tc_batch_strict_priority_tree():
 
 
 def test_tc_batch_single_class_is_fifo():
-    lines = qos.tc_batch('x', 10e6, 1, 1500, 100)
+    lines = tc.tc_batch('x', 10e6, 1, 1500, 100)
     assert not [l for l in lines if l.startswith('filter')]
     assert 'rate 10000000bit ceil 10000000bit' in lines[2]
 
 
 def test_tc_batch_fair_buckets_hash_the_source_port():
-    lines = qos.tc_batch('p', 20e6, 2, 9000, 32, 4)
+    lines = tc.tc_batch('p', 20e6, 2, 9000, 32, 4)
     # the default class is a leaf: bucket 0 of the lowest class
     assert lines[0] == 'qdisc add dev p root handle 1: htb default 110'
     leaves = [l for l in lines if l.startswith('class add')
@@ -89,4 +90,4 @@ def test_tc_batch_fair_buckets_hash_the_source_port():
 
 def test_tc_batch_rejects_odd_bucket_counts():
     with pytest.raises(ConfigError, match='fair_queues must be 0 or one of'):
-        qos.tc_batch('p', 20e6, 2, 9000, 32, 3)
+        tc.tc_batch('p', 20e6, 2, 9000, 32, 3)

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from netsched import openflow as of
+from netsched.control import openflow as of
 from netsched import routing
 from netsched import topology as topo
 

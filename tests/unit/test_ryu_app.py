@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from netsched import openflow as of
+from netsched.control import openflow as of
 from netsched import topology as topo
 
 pytest.importorskip('ryu')

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from netsched import experiment, models, run, workload
+from netsched import experiment, run
+from netsched.workload import models, taskgraph as workload
 
 MB = 2 ** 20
 
@@ -177,9 +178,10 @@ class _Spy:
 @pytest.mark.parametrize('decides_on', ['flows', 'coflows'])
 def test_coflow_level_policies_are_asked_on_coflow_changes(decides_on):
     import numpy as np
-    from netsched import sim, topology
+    from netsched import fluid, topology
+    from netsched.sim.engine import Engine
     g = topology.big_switch(3, link_bps=8 * MB)
-    net = sim.Network(g, big_switch=True)
+    net = fluid.Network(g, big_switch=True)
     spy = _Spy(decides_on)
 
     class Driver:
@@ -198,7 +200,7 @@ def test_coflow_level_policies_are_asked_on_coflow_changes(decides_on):
 
         def write_raw(self, s):
             pass
-    eng = sim.Engine(net, spy, Log(), rel_tol=0)
+    eng = Engine(net, spy, Log(), rel_tol=0)
     eng.run(Driver())
     # fair shares of h0's 1 MB/s: 1/3 each -> 1st done at 3 s, then 1/2
     # each -> 2nd at 5 s, then 3rd alone -> 6 s

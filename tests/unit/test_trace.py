@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from netsched import experiment, run, trace
+from netsched import experiment, run
+from netsched.workload import trace
 from netsched.errors import ConfigError
 
 FB = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',

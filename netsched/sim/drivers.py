@@ -8,7 +8,7 @@ class TraceDriver:
     conventional reading). Rack i is the topology's i-th host."""
 
     def __init__(self, coflows, hosts, ports, where='trace'):
-        from .trace import check_ports
+        from ..workload.trace import check_ports
         check_ports(ports, hosts, where)
         self.coflows = coflows
         self.hosts = hosts

@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from . import fluid, routing
-from . import topology as topo
-from .errors import NetschedError
+from .. import fluid, routing
+from .. import topology as topo
+from ..errors import NetschedError
 
 
 

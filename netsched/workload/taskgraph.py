@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import models
-from . import topology as topo
-from .errors import ConfigError
+from .. import topology as topo
+from ..errors import ConfigError
 
 AGENT_PORT = 7000
 FIRST_SPORT = 20000

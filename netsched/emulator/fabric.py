@@ -10,71 +10,22 @@ and removes exactly what the run created. Before creating anything the
 run records the names it will use (runstate.py), so `netsched clean` can
 finish the job if the process is killed outright.
 """
-import json
 import os
 import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import uuid
 from functools import partial
 
-from . import control, ovs, qos, runstate
-from . import topology as topo
-from .ctlclient import ControlClient
-from .errors import ConfigError, NetschedError, PrerequisiteError
+from . import interfaces, ovs, runstate
+from .. import qos
+from .. import topology as topo
+from ..errors import ConfigError, NetschedError, PrerequisiteError
+from .controller import ControllerProcess
+from .mininet_adapter import _mininet, mininet_topo, switch_interfaces
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONTROLLER_APP = os.path.join(ROOT, 'controllers', 'netsched_app.py')
-CONTROLLER_LAUNCHER = os.path.join(ROOT, 'controllers', 'launch.py')
 SNDBUF_BYTES = 64 << 20         # OVS shared tx buffer (see ovs.py)
-
-
-def _mininet():
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        raise PrerequisiteError('Mininet is not installed: run `make setup` '
-                                '(as root)') from None
-    from mininet.link import Link
-    from mininet.log import setLogLevel
-    from mininet.net import Mininet
-    from mininet.node import OVSSwitch, RemoteController
-    from mininet.topo import Topo
-    return Mininet, Topo, Link, OVSSwitch, RemoteController, setLogLevel
-
-
-def mininet_topo(g):
-    """A mininet.topo.Topo with the graph's names, addresses, datapath
-    ids and port numbers (usable with `mn --custom` too)."""
-    Topo = _mininet()[1]
-
-    class GraphTopo(Topo):
-        def build(self):
-            for n in topo.switches(g):
-                self.addSwitch(n, dpid='%016x' % g.nodes[n]['dpid'],
-                               protocols='OpenFlow13')
-            for n in topo.hosts(g):
-                d = g.nodes[n]
-                self.addHost(n, ip=d['ip'] + '/8', mac=d['mac'])
-            for u, v, d in sorted(g.edges(data=True),
-                                  key=lambda e: topo.link_id(e[0], e[1])):
-                self.addLink(u, v, port1=d['ports'][u], port2=d['ports'][v])
-
-    return GraphTopo()
-
-
-def intf_name(node, port):
-    return '%s-eth%d' % (node, port)
-
-
-def switch_interfaces(g):
-    return sorted(intf_name(s, d['ports'][s])
-                  for u, v, d in g.edges(data=True) for s in (u, v)
-                  if g.nodes[s]['role'] != topo.HOST)
 
 
 def _free_port():
@@ -96,11 +47,16 @@ class Fabric:
       fair_queues   0, or 2/4/8/16 hashed round-robin buckets per class:
                     stochastic per-connection fairness (netsched.qos)
       controller    True to run netsched's Ryu controller
+      policy        the scheduling policy the controller runs (a name;
+                    None = none: routes only) and its parameters
+      decision_log  where the controller appends its decisions (JSON
+                    lines), or None
     """
 
     def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
                  queue_packets=32, fair_queues=16, controller=True, log=None,
-                 run_id=None, ready_timeout_s=60.0):
+                 run_id=None, ready_timeout_s=60.0, policy=None,
+                 policy_params=None, decision_log=None):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
                               '(Mininet links stop at 1 Gbit/s)' % (link_mbps,))
@@ -117,6 +73,8 @@ class Fabric:
         self.queue_packets = queue_packets
         self.fair_queues = qos.check_buckets(fair_queues)
         self.use_controller = controller
+        self.policy, self.policy_params = policy, dict(policy_params or {})
+        self.decision_log = decision_log
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
         self.run_id = run_id or time.strftime('%Y%m%d-%H%M%S-') + \
@@ -125,8 +83,7 @@ class Fabric:
         self.scale = cap / (self.link_mbps * 1e6)   # DC bps per emulated bps
         self.net = None
         self.state = None
-        self.ryu = None
-        self.socket_path = None
+        self.controller = None
         self.sndbuf = None
         self.timings = {}
         self._procs = []
@@ -153,8 +110,14 @@ class Fabric:
         self._procs.append(p)
         return p
 
+    @property
+    def socket_path(self):
+        """The controller's control socket."""
+        return self.controller.socket_path if self.controller else None
+
     def client(self, timeout_s=10.0):
-        return ControlClient(self.socket_path, timeout_s).connect(wait_s=5)
+        """A client of the controller's control channel."""
+        return self.controller.client(timeout_s)
 
     # --- lifecycle ---------------------------------------------------------
     def __enter__(self):
@@ -184,7 +147,10 @@ class Fabric:
         setLogLevel('error')
         port = _free_port()
         if self.use_controller:
-            self._start_controller(port)
+            self.controller = ControllerProcess(
+                self.state, self.g, self.queues, self.scale, self.policy,
+                self.policy_params, self.decision_log)
+            self.controller.start(port)
         self.timings['controller_s'] = time.monotonic() - t0
 
         class Controller(RemoteController):
@@ -207,12 +173,13 @@ class Fabric:
         self.net.start()
         self.timings['mininet_s'] = time.monotonic() - t1
         t2 = time.monotonic()
-        self._configure_interfaces()
-        self._static_arp()
+        interfaces.configure(self.net, self.g, self.scale, self.queues,
+                             self.mtu, self.queue_packets, self.fair_queues)
+        interfaces.static_arp(self.net, self.g)
         self.timings['interfaces_s'] = time.monotonic() - t2
         t3 = time.monotonic()
         if self.use_controller:
-            self._wait_ready()
+            self.controller.wait_ready(self.ready_timeout_s)
         self.timings['switches_ready_s'] = time.monotonic() - t3
         if self.use_controller:         # without routes nothing crosses
             self._warm_up()
@@ -237,9 +204,8 @@ class Fabric:
             except Exception as e:          # keep tearing down
                 errors.append('mininet stop: %s' % e)
             self.net = None
-        if self.ryu is not None:
-            runstate.stop_pid(self.ryu.pid, self._ryu_start)
-            self.ryu = None
+        if self.controller is not None:
+            self.controller.stop()
         left = self.state.remove_leftovers()
         if left:
             self.log('teardown removed leftovers: %s' % ', '.join(left))
@@ -263,66 +229,6 @@ class Fabric:
                 'emulation is running, or one was killed: `netsched clean` '
                 'removes what killed runs left' % ', '.join(clash[:6]))
 
-    def _start_controller(self, port):
-        self.socket_path = os.path.join(self.state.dir, 'ctl.sock')
-        desc_path = os.path.join(self.state.dir, 'fabric.json')
-        with open(desc_path, 'w') as f:
-            json.dump(control.fabric_description(
-                self.g, self.queues, self.socket_path), f)
-        env = dict(os.environ, NETSCHED_FABRIC=desc_path,
-                   PYTHONPATH=ROOT + os.pathsep +
-                   os.environ.get('PYTHONPATH', ''))
-        self.ryu_log = os.path.join(self.state.dir, 'ryu.log')
-        with open(self.ryu_log, 'w') as logf:
-            self.ryu = subprocess.Popen(
-                [sys.executable, CONTROLLER_LAUNCHER,
-                 '--ofp-listen-host', '127.0.0.1',
-                 '--ofp-tcp-listen-port', str(port), CONTROLLER_APP],
-                stdout=logf, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True, cwd=self.state.dir)
-        self._ryu_start = runstate.proc_start(self.ryu.pid)
-        self.state.add_pid(self.ryu.pid, 'ryu controller')
-        deadline = time.monotonic() + 20
-        while True:
-            if self.ryu.poll() is not None:
-                raise NetschedError('the controller exited: %s'
-                                    % self._ryu_tail())
-            if os.path.exists(self.socket_path):
-                try:
-                    with self.client(5) as c:
-                        c.status()
-                    return
-                except NetschedError:
-                    pass
-            if time.monotonic() > deadline:
-                raise NetschedError('the controller did not start within '
-                                    '20 s: %s' % self._ryu_tail())
-            time.sleep(0.1)
-
-    def _ryu_tail(self, n=15):
-        try:
-            with open(self.ryu_log) as f:
-                return ''.join(f.readlines()[-n:]).strip() or '(empty log)'
-        except OSError:
-            return '(no log)'
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + self.ready_timeout_s
-        with self.client() as c:
-            while True:
-                st = c.status()
-                if st['all_ready']:
-                    return
-                if self.ryu.poll() is not None:
-                    raise NetschedError('the controller exited: %s'
-                                        % self._ryu_tail())
-                if time.monotonic() > deadline:
-                    raise NetschedError(
-                        '%d of %d switches ready after %.0f s'
-                        % (st['ready'], st['switches'],
-                           self.ready_timeout_s))
-                time.sleep(0.1)
-
     def _warm_up(self):
         """One ping across the fabric: it proves a path works and makes
         ovs-vswitchd create its shared send socket, which is then
@@ -336,60 +242,6 @@ class Fabric:
         if self.sndbuf is None:
             self.log('warning: OVS shared send socket not found; its '
                      'buffer stays at the system default')
-
-    def _iface_script(self, node_name, intfs):
-        """Shell lines for MTU and offloads, plus tc batch lines."""
-        sh, tc = [], []
-        for intf, rate in intfs:
-            sh.append('ip link set dev %s mtu %d' % (intf, self.mtu))
-            sh.append('ethtool -K %s tx off tso off gso off gro off '
-                      '>/dev/null 2>&1' % intf)
-            tc += qos.tc_batch(intf, rate, self.queues, self.mtu,
-                               self.queue_packets, self.fair_queues)
-        return sh, tc
-
-    def _configure_interfaces(self):
-        per_node = {}
-        for u, v, d in self.g.edges(data=True):
-            rate = d['capacity_bps'] / self.scale
-            for n in (u, v):
-                per_node.setdefault(n, []).append(
-                    (intf_name(n, d['ports'][n]), rate))
-        root_sh, root_tc = [], []
-        for n, intfs in sorted(per_node.items()):
-            sh, tc = self._iface_script(n, intfs)
-            if self.g.nodes[n]['role'] == topo.HOST:
-                # a persistent connection that idles between transfers
-                # (gradient exchanges) keeps its window, as data-center
-                # training stacks are set up to; per network namespace
-                sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
-                self._run_in_host(n, sh, tc)
-            else:
-                root_sh += sh
-                root_tc += tc
-        _run_checked(['sh', '-c', '; '.join(root_sh)], 'interface set-up')
-        _tc_batch(root_tc, lambda args: _run_checked(args, 'tc set-up'))
-
-    def _run_in_host(self, name, sh, tc):
-        h = self.host(name)
-        with tempfile.NamedTemporaryFile('w', suffix='.tc', delete=False) as f:
-            f.write('\n'.join(tc) + '\n')
-        try:
-            out = h.cmd('; '.join(sh) + '; tc -batch %s; echo rc=$?' % f.name)
-        finally:
-            os.unlink(f.name)
-        if 'rc=0' not in out:
-            raise NetschedError('tc set-up failed in host %s: %s'
-                                % (name, out.strip()[-300:]))
-
-    def _static_arp(self):
-        hosts = topo.hosts(self.g)
-        for n in hosts:
-            cmds = ['ip neigh replace %s lladdr %s dev %s nud permanent'
-                    % (self.g.nodes[m]['ip'], self.g.nodes[m]['mac'],
-                       intf_name(n, 0)) for m in hosts if m != n]
-            if cmds:
-                self.host(n).cmd('; '.join(cmds))
 
     # --- signals -------------------------------------------------------------
     def _install_signal_handlers(self):
@@ -406,20 +258,3 @@ class Fabric:
         for s, h in (self._old_handlers or {}).items():
             signal.signal(s, h)
         self._old_handlers = None
-
-
-def _run_checked(args, what):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise NetschedError('%s failed: %s' % (what, (r.stderr or
-                                                      r.stdout)[-400:]))
-    return r
-
-
-def _tc_batch(lines, run):
-    with tempfile.NamedTemporaryFile('w', suffix='.tc', delete=False) as f:
-        f.write('\n'.join(lines) + '\n')
-    try:
-        run(['tc', '-batch', f.name])
-    finally:
-        os.unlink(f.name)

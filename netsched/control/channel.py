@@ -1,9 +1,38 @@
-"""Client side of the controller's Unix-socket channel (control.py)."""
+"""The controller's control channel: JSON objects, one per line, on a
+Unix socket (Mininet hosts live in other network namespaces but share the
+filesystem). The wire format, and the client that netsched, the agents
+and `netsched status` use."""
+import json
 import socket
 import time
 
-from . import control
-from .errors import NetschedError
+from .. import topology as topo
+from ..errors import NetschedError
+
+
+def fabric_description(g, queues, socket_path, policy=None,
+                       policy_params=None, scale=1.0, decision_log=None):
+    """What the controller is started with (written as JSON): the
+    topology, Q, the control socket, the scheduling policy (None: routes
+    only), the data-center units per emulated unit (``scale``) and where
+    to append its decision log (JSON lines; None: nowhere)."""
+    return {'topology': topo.to_dict(g), 'queues': queues,
+            'socket': socket_path,
+            'policy': {'name': policy, 'params': dict(policy_params or {})},
+            'scale': scale, 'decision_log': decision_log}
+
+def encode(obj):
+    return (json.dumps(obj, sort_keys=True) + '\n').encode()
+
+
+def decode(line):
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise NetschedError('bad request: %s' % e) from None
+    if not isinstance(obj, dict):
+        raise NetschedError('bad request: not a JSON object')
+    return obj
 
 
 class ControlClient:
@@ -43,7 +72,7 @@ class ControlClient:
     def request(self, op, **fields):
         if self._sock is None:
             self.connect()
-        self._sock.sendall(control.encode(dict(fields, op=op)))
+        self._sock.sendall(encode(dict(fields, op=op)))
         while b'\n' not in self._buf:
             try:
                 chunk = self._sock.recv(65536)
@@ -54,7 +83,7 @@ class ControlClient:
                 raise NetschedError('controller closed the channel')
             self._buf += chunk
         line, self._buf = self._buf.split(b'\n', 1)
-        reply = control.decode(line)
+        reply = decode(line)
         if not reply.get('ok'):
             raise NetschedError('controller: %s' % reply.get('error'))
         return reply

@@ -13,22 +13,26 @@ Tables:
               into the metadata and go to 2
   2 ECMP      the 5-tuple hash of netsched.routing as masked matches
 Cookies carry the owner in the top byte, so one owner's rules are
-removed with one masked delete.
+removed with one masked delete: routing, manual classification rules
+(``set_class`` on the control channel), and the scheduler, whose rules
+carry the serial number of the coflow (or job) that owns them in the
+low bits, so a finished coflow's rules go with one exact-cookie delete.
 """
 import ipaddress
 import itertools
 from dataclasses import dataclass, field
 
-from . import qos
-from . import routing
-from . import topology as topo
-from .errors import ConfigError
+from .. import qos
+from .. import routing
+from .. import topology as topo
+from ..errors import ConfigError
 
 CLASSIFY_TABLE, FORWARD_TABLE, ECMP_TABLE = 0, 1, 2
 ALL_TABLES = 0xff
 OWNER_SHIFT = 56
 OWNER_MASK = 0xff << OWNER_SHIFT
-OWNER_ROUTING, OWNER_CLASSIFY = 1, 2
+OWNER_ROUTING, OWNER_CLASSIFY, OWNER_SCHEDULE = 1, 2, 3
+SCHEDULE_PRIORITY = 200        # above manual classification rules (100)
 ETH_IP, ETH_ARP = 0x0800, 0x0806
 
 # match fields a scheduling rule may use, with their value type
@@ -198,22 +202,40 @@ def check_match(match):
     return out
 
 
-def classify_rule(match, cls, q, rule_id, priority=100):
+def classify_rule(match, cls, q, rule_id, priority=100,
+                  owner=OWNER_CLASSIFY):
     """Table-0 rule: packets matching get class cls (via its DSCP)."""
     m = dict(check_match(match), eth_type=ETH_IP)
     return FlowMod(CLASSIFY_TABLE, priority, _m(**m),
                    (('set_field', 'ip_dscp', qos.class_dscp(cls, q)),),
-                   goto=FORWARD_TABLE,
-                   cookie=cookie(OWNER_CLASSIFY, rule_id))
+                   goto=FORWARD_TABLE, cookie=cookie(owner, rule_id))
 
 
-def classify_delete(rule_id=None):
-    """Delete one classification rule (by id) or all of them."""
+def classify_delete(rule_id=None, owner=OWNER_CLASSIFY):
+    """Delete one classification rule (by id) or all of one owner's."""
     if rule_id is None:
-        return delete_owner(OWNER_CLASSIFY)
+        return delete_owner(owner)
     return FlowMod(table=CLASSIFY_TABLE, command='delete',
-                   cookie=cookie(OWNER_CLASSIFY, rule_id),
+                   cookie=cookie(owner, rule_id),
                    cookie_mask=(1 << 64) - 1)
+
+
+def connection_match(src_ip, dst_ip, sport, dport):
+    """The match of one TCP connection's data direction (its 5-tuple)."""
+    return {'ipv4_src': src_ip, 'ipv4_dst': dst_ip, 'ip_proto': 6,
+            'tcp_src': sport, 'tcp_dst': dport}
+
+
+def schedule_rule(match, cls, q, owner_id):
+    """The scheduler's rule for one connection: its class, owned by the
+    coflow (or job) ``owner_id``."""
+    return classify_rule(match, cls, q, owner_id, SCHEDULE_PRIORITY,
+                         OWNER_SCHEDULE)
+
+
+def schedule_delete(owner_id=None):
+    """Every scheduler rule of one owner (None: of every owner)."""
+    return classify_delete(owner_id, OWNER_SCHEDULE)
 
 
 def ingress_switches(g):

@@ -8,7 +8,7 @@ import re
 import socket
 import subprocess
 
-from .errors import PrerequisiteError
+from ..errors import PrerequisiteError
 
 VSWITCHD_PIDFILE = '/var/run/openvswitch/ovs-vswitchd.pid'
 SYS_PIDFD_OPEN, SYS_PIDFD_GETFD = 434, 438

@@ -1,14 +1,22 @@
 """The host agent: runs inside one emulated host and executes its slice
 of the workload task graph with real TCP.
 
-    python -m netsched.agent --socket /run/netsched/runs/<id>/coord.sock --host h0_0_0
+    python -m netsched.emulator.agent --socket /run/netsched/runs/<id>/coord.sock \
+        --host h0_0_0
 
-It talks to the coordinator (netsched.emurun) over a Unix socket - the
-filesystem is shared across Mininet's network namespaces, 127.0.0.1 is
-not. The coordinator sends the plan, a common start time (all hosts
-share CLOCK_MONOTONIC), barrier releases and priority classes; the agent
-sends back timestamps for every transfer, iteration mark and job start,
-and a heartbeat.
+It talks to the runner (netsched.emulator.runner) over a Unix socket -
+the filesystem is shared across Mininet's network namespaces, 127.0.0.1
+is not. The runner sends the plan, a common start time (all hosts share
+CLOCK_MONOTONIC) and barrier releases; the agent sends back timestamps
+for every transfer, iteration mark and job start, and a heartbeat.
+
+Where the fabric's controller runs a scheduling policy, the agent also
+registers with it (the control socket; ControllerLink below): its
+connections and planned sends, then reports every transfer start and
+end and every iteration mark. The controller's scheduler answers with
+the class of each coflow the agent sends in (the controller also sets
+it in the switches) and, for policies that give them, per-transfer
+rates.
 
 Execution:
 - compute tasks are waits; a task's finish time is computed from its
@@ -20,9 +28,9 @@ Execution:
   became ready, each preceded by a 12-byte header (task id, length) and
   marked with the DSCP of its priority class (IP_TOS, looked up again
   every 64 KiB so a new class applies within a transfer). A coflow the
-  coordinator has not classified yet goes in class 0: it is new, and the
+  controller has not classified yet goes in class 0: it is new, and the
   policy will place it within milliseconds. Where the policy gives
-  per-flow rates (Varys' MADD), the coordinator sends each transfer's
+  per-flow rates (Varys' MADD), the controller sends each transfer's
   rate and the sender keeps to it with a token bucket between 8 KiB
   writes, re-reading it before every write;
 - a receiver thread per incoming connection timestamps the last byte of
@@ -77,6 +85,55 @@ def send_body(s, n, rate_of, between=None):
                 time.sleep(wait)
         if left and between is not None:
             between()
+
+
+class ControllerLink:
+    """The agent's channel to the controller's scheduler: one
+    registration, then reports out and decisions ('classes', 'rates')
+    in, which go to the agent's inbox."""
+
+    def __init__(self, path, inbox):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.rfile = self.sock.makefile('r')
+        self.lock = threading.Lock()
+        self.inbox = inbox
+
+    def _write(self, msg):
+        data = (json.dumps(msg, separators=(',', ':')) + '\n').encode()
+        with self.lock:
+            self.sock.sendall(data)
+
+    def register(self, host, run, plan):
+        """Connections and planned sends (bytes in data-center units);
+        returns the controller's reply (the classes it has decided)."""
+        sends = [{'id': t['id'], 'coflow': t['coflow'], 'job': t['job'],
+                  'bytes': t['bytes'], 'conn': t['conn'], 'dst': t['dst']}
+                 for t in plan['tasks'] if t['kind'] == 'send']
+        self._write({'op': 'register', 'host': host, 'run': run,
+                     'conns': plan['conns'], 'sends': sends})
+        reply = json.loads(self.rfile.readline() or 'null')
+        if not reply or not reply.get('ok'):
+            raise RuntimeError('controller refused the registration: %s'
+                               % (reply or {}).get('error', 'no reply'))
+        threading.Thread(target=self._read, daemon=True).start()
+        return reply
+
+    def report(self, **ev):
+        self._write({'op': 'report', 'events': [ev]})
+
+    def _read(self):
+        for line in self.rfile:
+            m = json.loads(line)
+            if m.get('op') in ('classes', 'rates'):
+                self.inbox.put(('ctl', m))
+
+
+class NoController:
+    """Stands in for the link when the fabric runs no policy."""
+
+    def report(self, **ev):
+        pass
 
 
 class Agent:
@@ -156,6 +213,12 @@ class Agent:
             self.out[c['id']] = (s, q)
             threading.Thread(target=self._sender, args=(s, q),
                              daemon=True).start()
+        self.controller = NoController()
+        if plan.get('controller'):
+            self.controller = ControllerLink(plan['controller'], self.inbox)
+            reply = self.controller.register(self.host, plan.get('run', ''),
+                                             plan)
+            self.cls.update(reply.get('classes', {}))
         self.tell(op='connected')
         threading.Thread(target=self._read_ctl, daemon=True).start()
         threading.Thread(target=self._heartbeat, daemon=True).start()
@@ -188,6 +251,8 @@ class Agent:
                 start = time.monotonic()
                 self.tell(op='start', task=t['id'], ready=ready, t=start,
                           bytes=n)
+                self.controller.report(ev='start', task=t['id'], ready=ready,
+                                       t=start)
                 s.sendall(HEADER.pack(t['id'], n))
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
                           lambda: mark(t['coflow']))
@@ -246,6 +311,8 @@ class Agent:
             self.out[task['conn']][1].put((task, ready))
         elif kind == 'mark':
             self.tell(op='mark', task=task['id'], t=ready)
+            self.controller.report(ev='mark', job=task['job'],
+                                   iter=task['iter'], t=ready)
             self._done(task['id'], ready)
 
     def _bye(self):
@@ -292,6 +359,7 @@ class Agent:
             if kind == 'recv':
                 _, tid, t = msg
                 self.tell(op='recv', task=tid, t=t)
+                self.controller.report(ev='recv', task=tid, t=t)
                 self._done(tid, t)
             elif kind == 'error':
                 self.tell(op='error', msg=msg[1])
@@ -311,7 +379,7 @@ class Agent:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog='netsched.agent')
+    ap = argparse.ArgumentParser(prog='netsched.emulator.agent')
     ap.add_argument('--socket', required=True)
     ap.add_argument('--host', required=True)
     a = ap.parse_args(argv)

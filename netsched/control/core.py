@@ -1,0 +1,188 @@
+"""The controller's logic, without Ryu: what to send to which switch and
+to which agent.
+
+The Ryu app (controllers/netsched_app.py) feeds events in -- a switch
+connected, became ready, went away, a line arrived on the control
+socket, time passed -- and sends what comes back: FlowMods per switch
+(each batch closed by a barrier), a reply to the client, messages to
+agents. Time enters as ``now`` (seconds, CLOCK_MONOTONIC, which the
+agents in every emulated host share).
+
+Requests (a reply each):
+  {"op": "status"}                    switches connected / ready, rules
+  {"op": "set_class", "match": {...}, "cls": c, "priority": 100}
+  {"op": "clear_class", "id": n}      (no id: clear every manual rule)
+  {"op": "rules"}                     the manual rules
+  {"op": "decision"}                  the scheduler's state: per job,
+                                      coflow and connection its class
+                                      and rate, the rules per switch
+  {"op": "register", "host": h, "run": r, "conns": [...], "sends": [...]}
+                                      an agent; its channel then carries
+                                      the scheduler's messages to it
+Reports (no reply), from registered agents:
+  {"op": "report", "events": [{"ev": "start"|"recv"|"mark", ...}]}
+Replies carry "ok": true plus fields, or "ok": false and "error".
+"""
+from . import openflow as of
+from .scheduler import Outcome, Scheduler
+from .. import qos
+from .. import topology as topo
+from ..errors import NetschedError
+
+
+class ControllerCore:
+    def __init__(self, g, queues, policy=None, scale=1.0):
+        self.g = g
+        self.queues = qos.check_queues(queues)
+        self.switch_of = topo.by_dpid(g)
+        self.ingress = {self.dpid(s) for s in of.ingress_switches(g)}
+        self.connected, self.ready = set(), set()
+        self.rules = {}                 # id -> (match dict, cls, priority)
+        self._next_id = 1
+        self.scheduler = None if policy is None else Scheduler(
+            g, self.queues, policy, scale)
+
+    @classmethod
+    def from_description(cls, desc):
+        from .. import policies
+        p = desc.get('policy') or {}
+        policy = None if not p.get('name') else policies.make(
+            p['name'], p.get('params'), where='controller policy')
+        return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
+                   desc.get('scale', 1.0))
+
+    def dpid(self, switch):
+        return self.g.nodes[switch]['dpid']
+
+    # --- switch events -----------------------------------------------
+    def on_connect(self, dpid):
+        """FlowMods for a switch that connected, or None if it is not
+        part of this fabric."""
+        sw = self.switch_of.get(dpid)
+        if sw is None:
+            return None
+        self.connected.add(dpid)
+        self.ready.discard(dpid)
+        mods = of.switch_program(self.g, sw)
+        if dpid in self.ingress:
+            mods += [self._rule_mod(i) for i in sorted(self.rules)]
+            if self.scheduler is not None:
+                mods += self.scheduler.rules.replay(dpid)
+        return mods
+
+    def on_ready(self, dpid):
+        if dpid in self.connected:
+            self.ready.add(dpid)
+
+    def on_disconnect(self, dpid):
+        self.connected.discard(dpid)
+        self.ready.discard(dpid)
+
+    # --- the control channel ---------------------------------------------
+    def handle(self, req, now=0.0):
+        """The Outcome of one line from the channel: its reply (None for
+        a report), FlowMods per connected switch, messages to agents."""
+        try:
+            op = req.get('op') if isinstance(req, dict) else None
+            fn = getattr(self, '_op_' + str(op), None)
+            if fn is None:
+                raise NetschedError('unknown op %r' % (op,))
+            out = fn(req, now)
+            if out.reply is not None:
+                out.reply = dict(out.reply, ok=True)
+        except NetschedError as e:
+            out = Outcome({}, {}, [], reply={'ok': False, 'error': str(e)})
+        out.mods = self._connected_only(out.mods)
+        return out
+
+    def step(self, now):
+        """Time passed: the scheduler decides if something changed."""
+        if self.scheduler is None:
+            return Outcome({}, {}, [])
+        out = self.scheduler.step(now)
+        out.mods = self._connected_only(out.mods)
+        return out
+
+    def _op_status(self, req, now):
+        return _reply({'switches': len(self.switch_of),
+                       'connected': len(self.connected),
+                       'ready': len(self.ready),
+                       'all_ready': len(self.ready) == len(self.switch_of),
+                       'rules': len(self.rules),
+                       'policy': self._policy_name()})
+
+    def _op_rules(self, req, now):
+        return _reply({'rules': [{'id': i, 'match': m, 'cls': c,
+                                  'priority': p}
+                                 for i, (m, c, p) in sorted(
+                                     self.rules.items())]})
+
+    def _op_decision(self, req, now):
+        if self.scheduler is None:
+            return _reply({'policy': None})
+        return _reply(self.scheduler.status())
+
+    def _op_set_class(self, req, now):
+        match = of.check_match(req.get('match'))
+        cls = req.get('cls')
+        qos.class_dscp(cls, self.queues)            # validates cls
+        prio = req.get('priority', 100)
+        if not isinstance(prio, int) or not 1 <= prio <= 0xfffe:
+            raise NetschedError('priority must be an integer in 1..65534')
+        rid = next((i for i, (m, _, p) in self.rules.items()
+                    if m == match and p == prio), None)
+        if rid is None:
+            rid, self._next_id = self._next_id, self._next_id + 1
+        self.rules[rid] = (match, cls, prio)
+        return _reply({'id': rid}, self._to_ingress([self._rule_mod(rid)]))
+
+    def _op_clear_class(self, req, now):
+        rid = req.get('id')
+        if rid is None:
+            self.rules.clear()
+            return _reply({'cleared': 'all'},
+                          self._to_ingress([of.classify_delete()]))
+        if rid not in self.rules:
+            raise NetschedError('no classification rule with id %r' % rid)
+        del self.rules[rid]
+        return _reply({'cleared': rid},
+                      self._to_ingress([of.classify_delete(rid)]))
+
+    def _op_register(self, req, now):
+        sch = self._scheduler('register')
+        out = sch.register(req)
+        out.reply = {'policy': self._policy_name(), 'queues': self.queues,
+                     'classes': dict(sch.classes)}
+        return out
+
+    def _op_report(self, req, now):
+        sch = self._scheduler('report')
+        events = req.get('events')
+        if not isinstance(events, list):
+            raise NetschedError('report: events must be a list')
+        sch.report(req.get('host'), events)
+        return Outcome({}, {}, [])
+
+    def _scheduler(self, op):
+        if self.scheduler is None:
+            raise NetschedError('%s: this controller runs no scheduling '
+                                'policy (start it with --policy)' % op)
+        return self.scheduler
+
+    def _policy_name(self):
+        return None if self.scheduler is None else self.scheduler.policy.name
+
+    def _rule_mod(self, rid):
+        match, cls, prio = self.rules[rid]
+        return of.classify_rule(match, cls, self.queues, rid, prio)
+
+    def _to_ingress(self, mods):
+        return {d: list(mods) for d in sorted(self.ingress & self.connected)}
+
+    def _connected_only(self, mods):
+        return {d: m for d, m in mods.items() if d in self.connected and m}
+
+
+def _reply(fields, mods=None):
+    return Outcome(mods or {}, {}, [], reply=fields)
+

@@ -1,0 +1,108 @@
+"""netsched's Ryu controller as a process of an emulation run: started
+with a fabric description (topology, classes, policy, control socket),
+waited for, stopped by its recorded pid."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import runstate
+from ..control.channel import ControlClient, fabric_description
+from ..errors import NetschedError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+CONTROLLER_APP = os.path.join(ROOT, 'controllers', 'netsched_app.py')
+CONTROLLER_LAUNCHER = os.path.join(ROOT, 'controllers', 'launch.py')
+START_TIMEOUT_S = 20.0
+
+
+def ryu_command(port, host=None):
+    """The command line that runs netsched's app in Ryu."""
+    args = [sys.executable, CONTROLLER_LAUNCHER]
+    if host:
+        args += ['--ofp-listen-host', host]
+    return args + ['--ofp-tcp-listen-port', str(port), CONTROLLER_APP]
+
+
+def ryu_env(desc_path):
+    return dict(os.environ, NETSCHED_FABRIC=desc_path,
+                PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+
+
+class ControllerProcess:
+    """The Ryu app for one fabric, run in ``state``'s directory."""
+
+    def __init__(self, state, g, queues, scale=1.0, policy=None,
+                 policy_params=None, decision_log=None):
+        self.state = state
+        self.socket_path = os.path.join(state.dir, 'ctl.sock')
+        self.desc = fabric_description(g, queues, self.socket_path,
+                                       policy=policy,
+                                       policy_params=policy_params,
+                                       scale=scale,
+                                       decision_log=decision_log)
+        self.proc = None
+        self.log_path = os.path.join(state.dir, 'ryu.log')
+
+    def client(self, timeout_s=10.0):
+        return ControlClient(self.socket_path, timeout_s).connect(wait_s=5)
+
+    def start(self, port):
+        desc_path = os.path.join(self.state.dir, 'fabric.json')
+        with open(desc_path, 'w') as f:
+            json.dump(self.desc, f)
+        with open(self.log_path, 'w') as logf:
+            self.proc = subprocess.Popen(
+                ryu_command(port, '127.0.0.1'), stdout=logf,
+                stderr=subprocess.STDOUT, env=ryu_env(desc_path),
+                start_new_session=True, cwd=self.state.dir)
+        self._start_time = runstate.proc_start(self.proc.pid)
+        self.state.add_pid(self.proc.pid, 'ryu controller')
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            self.check_alive()
+            if os.path.exists(self.socket_path):
+                try:
+                    with self.client(5) as c:
+                        c.status()
+                    return
+                except NetschedError:
+                    pass
+            if time.monotonic() > deadline:
+                raise NetschedError('the controller did not start within '
+                                    '%.0f s: %s' % (START_TIMEOUT_S,
+                                                    self.tail()))
+            time.sleep(0.1)
+
+    def check_alive(self):
+        if self.proc is not None and self.proc.poll() is not None:
+            raise NetschedError('the controller exited: %s' % self.tail())
+
+    def wait_ready(self, timeout_s):
+        """Until every switch confirmed its program by barrier."""
+        deadline = time.monotonic() + timeout_s
+        with self.client() as c:
+            while True:
+                st = c.status()
+                if st['all_ready']:
+                    return
+                self.check_alive()
+                if time.monotonic() > deadline:
+                    raise NetschedError(
+                        '%d of %d switches ready after %.0f s'
+                        % (st['ready'], st['switches'], timeout_s))
+                time.sleep(0.1)
+
+    def stop(self):
+        if self.proc is not None:
+            runstate.stop_pid(self.proc.pid, self._start_time)
+            self.proc = None
+
+    def tail(self, n=15):
+        try:
+            with open(self.log_path) as f:
+                return ''.join(f.readlines()[-n:]).strip() or '(empty log)'
+        except OSError:
+            return '(no log)'

@@ -1,0 +1,85 @@
+"""The tc trees that carry netsched's priority classes on every link
+egress of the emulated fabric (classes and DSCP: netsched.qos).
+
+Each egress interface gets an htb tree (measured in DESIGN.md, the only
+strict priority that works with OVS's userspace datapath): a root class
+at the link rate and one child per class with a tiny guaranteed rate,
+ceil = link rate and htb ``prio c``. htb lends spare bandwidth in prio
+order, which is strict priority, and it is work-conserving. A pfifo
+leaf under every class bounds its queue; u32 filters on the TOS byte
+pick the class. Everything is emitted as ``tc -batch`` lines.
+"""
+from ..qos import ETH_HEADER, check_buckets
+
+
+def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
+    """tc -batch lines that install Q strict-priority classes on dev.
+
+    With ``buckets`` > 1 every class is itself split into that many
+    leaves (same htb prio, equal quantum: htb serves them round-robin),
+    and a u32 hash on the low bits of the TCP source port spreads the
+    connections over them: stochastic per-flow fair queueing inside each
+    class, which this kernel has no qdisc for. Non-TCP packets of a class
+    go to its first leaf."""
+    check_buckets(buckets)
+    rate = '%dbit' % int(rate_bps)
+    quantum = mtu + ETH_HEADER
+    burst = max(15000, 2 * quantum)
+    guaranteed = max(8000, int(rate_bps / 200))
+    fair = buckets > 1
+    default = _leaf(q - 1, 0) if fair else '%d' % (10 + q - 1)
+    lines = ['qdisc add dev %s root handle 1: htb default %s'
+             % (dev, default),
+             'class add dev %s parent 1: classid 1:1 htb rate %s ceil %s '
+             'burst %d cburst %d quantum %d'
+             % (dev, rate, rate, burst, burst, quantum)]
+    for c in range(q):
+        cls = '1:%d' % (10 + c)
+        lines.append(
+            'class add dev %s parent 1:1 classid %s htb rate %s ceil %s '
+            'burst %d cburst %d prio %d quantum %d'
+            % (dev, cls, '%dbit' % guaranteed if q > 1 else rate, rate,
+               burst, burst, c, quantum))
+        if not fair:
+            lines.append('qdisc add dev %s parent %s handle %d: pfifo '
+                         'limit %d' % (dev, cls, 100 + c, queue_packets))
+        else:
+            leaf_rate = '%dbit' % max(1000, guaranteed // buckets)
+            ht = '%x:' % (0x100 + c)
+            for b in range(buckets):
+                lines += [
+                    'class add dev %s parent %s classid 1:%s htb rate %s '
+                    'ceil %s burst %d cburst %d prio %d quantum %d'
+                    % (dev, cls, _leaf(c, b), leaf_rate, rate, burst, burst,
+                       c, quantum),
+                    'qdisc add dev %s parent 1:%s handle %x: pfifo limit %d'
+                    % (dev, _leaf(c, b), 0x1000 + (c << 8) + b,
+                       queue_packets)]
+            lines += [
+                'filter add dev %s parent %s protocol ip prio 1 handle %s '
+                'u32 divisor %d' % (dev, cls, ht, buckets),
+                # the 32-bit word at IP + 20 is (sport << 16 | dport)
+                'filter add dev %s parent %s protocol ip prio 1 u32 '
+                'match ip protocol 6 0xff hashkey mask 0x%08x at 20 link %s'
+                % (dev, cls, (buckets - 1) << 16, ht)]
+            lines += ['filter add dev %s parent %s protocol ip prio 1 u32 '
+                      'ht %s%x: match u32 0 0 flowid 1:%s'
+                      % (dev, cls, ht, b, _leaf(c, b))
+                      for b in range(buckets)]
+            lines.append('filter add dev %s parent %s protocol all prio 2 '
+                         'u32 match u32 0 0 flowid 1:%s'
+                         % (dev, cls, _leaf(c, 0)))
+        if c < q - 1:
+            lines.append('filter add dev %s parent 1: protocol ip prio 1 '
+                         'u32 match ip tos 0x%02x 0xe0 flowid %s'
+                         % (dev, (7 - c) << 5, cls))
+    return lines
+
+
+def _leaf(c, b):
+    """Minor id (hex, as tc reads it) of bucket b of class c."""
+    return '%x' % (0x100 + (c << 4) + b)
+
+
+def tc_clear(dev):
+    return ['qdisc del dev %s root' % dev]

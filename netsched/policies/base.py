@@ -1,0 +1,187 @@
+"""What every policy shares: the Snapshot it sees, the Decision it
+returns, the Policy base class, and the mapping of ranks to classes.
+
+See the package docstring for the contract.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a policy sees. Arrays are indexed by active flow (F) or by
+    coflow (C, the coflows with active flows); links by index (L)."""
+    t: float
+    queues: object                     # int Q, or None for exact order
+    link_capacity: np.ndarray          # (L,) bit/s
+    path_links: np.ndarray             # (P, H) link indices, -1 padded
+    flow_path: np.ndarray              # (F,) row of path_links per flow
+    flow_coflow: np.ndarray            # (F,) index into the coflow arrays
+    flow_remaining: np.ndarray         # (F,) bytes
+    flow_sent: np.ndarray              # (F,) bytes
+    flow_rate: np.ndarray              # (F,) bit/s, the current allocation
+    coflow_id: tuple                   # (C,) names
+    coflow_arrival: np.ndarray         # (C,) s
+    coflow_sent: np.ndarray            # (C,) bytes sent so far, all flows
+    coflow_job: tuple = ()             # (C,) job id or None
+    jobs: dict = field(default_factory=dict)
+    # sends of these coflows that have not started yet (a DL iteration's
+    # later tensors): known demand, not flows; clairvoyant policies count
+    # them in a coflow's remaining bytes
+    pending_path: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64))
+    pending_coflow: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64))
+    pending_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def flow_links(self):
+        """(F, H) link indices of each flow's path, -1 padded."""
+        return self.path_links[self.flow_path]
+
+    @property
+    def n_links(self):
+        return len(self.link_capacity)
+
+    def coflow_port_bytes(self, per_flow=None):
+        """(C, L) matrix: per coflow, the bytes it still has to push
+        through each link: its active flows' remaining bytes plus its
+        pending sends. With ``per_flow`` (F,), those values of the active
+        flows alone."""
+        C, L = len(self.coflow_id), self.n_links
+        if per_flow is None:
+            path = np.r_[self.flow_path, self.pending_path]
+            cof = np.r_[self.flow_coflow, self.pending_coflow]
+            v = np.r_[self.flow_remaining, self.pending_bytes]
+        else:
+            path, cof, v = self.flow_path, self.flow_coflow, per_flow
+        fl = self.path_links[path]
+        ok = fl >= 0
+        rows = np.broadcast_to(cof[:, None], fl.shape)[ok]
+        w = np.broadcast_to(v[:, None], fl.shape)[ok]
+        return np.bincount(rows * L + fl[ok], weights=w,
+                           minlength=C * L).reshape(C, L)
+
+    def coflow_rate(self):
+        return np.bincount(self.flow_coflow, weights=self.flow_rate,
+                           minlength=len(self.coflow_id))
+
+
+@dataclass(frozen=True)
+class Decision:
+    coflow_rank: np.ndarray = None     # (C,) ints, 0 first
+    coflow_order: np.ndarray = None    # (C,) tie-break inside a rank
+    flow_rate: np.ndarray = None       # (F,) bit/s or NaN
+    recheck_at: float = None           # absolute time to decide again
+
+
+def flow_priority(snap, decision):
+    """Per active flow, a dense priority key (0 = served first). With Q
+    queues it is the coflow's class (:func:`coflow_class` with no current
+    classes; the backends pass theirs to coflow_class themselves)."""
+    F = len(snap.flow_coflow)
+    if decision.coflow_rank is None:
+        return np.zeros(F, dtype=np.int64)
+    rank = np.asarray(decision.coflow_rank, dtype=np.int64)
+    if snap.queues is not None:
+        return coflow_class(snap, decision)[snap.flow_coflow]
+    order = (np.zeros(len(rank)) if decision.coflow_order is None
+             else np.asarray(decision.coflow_order, dtype=float))
+    idx = np.lexsort((order, rank))
+    key = np.empty(len(rank), dtype=np.int64)
+    same = np.r_[False, (rank[idx][1:] == rank[idx][:-1])
+                 & (order[idx][1:] == order[idx][:-1])]
+    key[idx] = np.cumsum(~same) - 1
+    return key[snap.flow_coflow]
+
+
+def coflow_class(snap, decision, current=None):
+    """Per coflow, the priority class (what the emulator marks): the
+    rank order mapped onto Q classes by :func:`stable_classes`, given the
+    classes the coflows have now (``current``, -1 = none yet)."""
+    C = len(snap.coflow_id)
+    if decision.coflow_rank is None:
+        return np.zeros(C, dtype=np.int64)
+    q = 8 if snap.queues is None else snap.queues
+    rank = np.asarray(decision.coflow_rank, dtype=np.int64)
+    if current is None:
+        current = np.full(C, -1, dtype=np.int64)
+    return stable_classes(rank, np.asarray(current, dtype=np.int64), q)
+
+
+def stable_classes(rank, current, q):
+    """Classes for coflows in rank order (lower rank first; equal ranks
+    may share a class) that move as few running coflows as possible.
+
+    Re-marking a running TCP connection into another class reorders its
+    packets (the old queue drains after the new one), which the emulator
+    pays for in spurious retransmissions. So: walk the coflows in rank
+    order; one that already has a class keeps it if that is consistent
+    with the order so far (classes only need to increase, not to be
+    dense); one that does not is lifted just enough. A new coflow (or
+    one already tied with the coflow before it) whose strict place would
+    push the next running coflow down ties with the coflow before it
+    instead. If Q classes do not suffice, the plain
+    dense mapping min(dense rank, Q - 1) is used. With no current
+    classes this is exactly the dense mapping."""
+    C = len(rank)
+    out = np.empty(C, dtype=np.int64)
+    idx = np.argsort(rank, kind='stable')
+    nxt = np.full(C + 1, q, dtype=np.int64)     # next running coflow's class
+    for pos in range(C - 1, -1, -1):
+        k = current[idx[pos]]
+        nxt[pos] = k if k >= 0 else nxt[pos + 1]
+    prev_cls, prev_rank = -1, None
+    for pos, c in enumerate(idx.tolist()):
+        strict = prev_rank is not None and rank[c] > prev_rank
+        lo = prev_cls + 1 if strict else max(prev_cls, 0)
+        k = current[c]
+        no_room = strict and lo >= nxt[pos + 1]
+        if k >= lo:
+            cls = k
+        elif no_room and (k < 0 or k == prev_cls):
+            cls = max(prev_cls, 0)              # tie rather than push
+        else:
+            cls = lo
+        if cls > q - 1:
+            dense = np.unique(rank, return_inverse=True)[1]
+            return np.minimum(dense, q - 1).astype(np.int64)
+        out[c] = cls
+        prev_cls, prev_rank = cls, rank[c]
+    return out
+
+
+class Policy:
+    """Base: a policy has a name, checked parameters and decide().
+
+    ``decides_on`` tells the backends when a decision can change:
+    ``'flows'`` (ask at every flow arrival and completion) or
+    ``'coflows'`` (ask when flows arrive or a coflow finishes; a flow
+    finishing inside a coflow leaves the decision as it was, and the
+    backend only recomputes rates). Either way ``recheck_at`` is honoured.
+
+    ``clairvoyant`` policies read coflows' pending sends (the snapshot's
+    ``pending_*`` arrays); for the others the backends leave them empty.
+    """
+    name = None
+    params = {}                        # parameter -> default
+    decides_on = 'flows'
+    clairvoyant = False
+
+    def __init__(self, **params):
+        for k, v in params.items():
+            setattr(self, k, v)
+
+    def decide(self, snap):
+        raise NotImplementedError
+
+
+def arrival_order(snap):
+    """Dense FIFO position per coflow: arrival time, then name."""
+    idx = sorted(range(len(snap.coflow_id)),
+                 key=lambda c: (snap.coflow_arrival[c], snap.coflow_id[c]))
+    pos = np.empty(len(idx), dtype=np.int64)
+    pos[idx] = np.arange(len(idx))
+    return pos

@@ -1,0 +1,60 @@
+"""Running an experiment on the simulator: the network, the policy, the
+workload drivers (a coflow trace, DL jobs, or both) and the engine,
+writing the event log as it goes."""
+import os
+import time
+
+from .drivers import PlanDriver, Together, TraceDriver
+from .. import fluid, policies
+from .. import topology as topo
+from ..events import EventLog
+from ..workload import taskgraph, trace
+from .engine import Engine
+
+
+class Progress:
+    """One line every ``every_s`` of wall time."""
+
+    def __init__(self, log, every_s=2.0):
+        self.log, self.every_s = log, every_s
+        self.t0 = self.last = time.monotonic()
+
+    def __call__(self, eng):
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.log('sim t=%.2f s: %d active flows, %d started, %d events'
+                     % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
+
+
+def run(exp, log_path, say):
+    g = exp.graph()
+    net = fluid.Network(g, big_switch=exp.big_switch)
+    policy = policies.make(exp.policy, exp.policy_params)
+    parts = []
+    if exp.trace:
+        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
+                                 exp.trace.time_scale)
+        parts.append(TraceDriver(
+            cofs, topo.hosts(g), ports,
+            where='%s: trace' % (exp.path or exp.name)))
+        say('trace %s: %d coflows, %d flows'
+            % (os.path.basename(exp.trace.path), len(cofs),
+               sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+    if exp.jobs or exp.tuning:
+        plan = taskgraph.build(exp)
+        parts.append(PlanDriver(plan))
+        say('%d jobs, %d tasks, %d connections'
+            % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
+    driver = parts[0] if len(parts) == 1 else Together(*parts)
+    with EventLog(log_path) as log:
+        log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
+                  seed=exp.seed)
+        eng = Engine(net, policy, log, queues=exp.queues,
+                     sample_s=exp.sample_s, rel_tol=exp.completion_tolerance,
+                     progress=Progress(say))
+        eng.run(driver, until=exp.timeout_s)
+        log.write(eng.now, 'run_end', events=eng.events,
+                  decisions=eng.decisions)
+    return {'events': eng.events, 'decisions': eng.decisions,
+            'allocations': eng.allocations}

@@ -1,0 +1,105 @@
+"""The import rules the layout promises (README, "Layout"), checked over
+every import statement of the package, the controller apps and the
+topology files -- including imports inside functions."""
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BACKENDS = ('netsched.emulator', 'netsched.sim')
+UI = ('netsched.cli', 'netsched.run', 'netsched.crosscheck')
+FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
+
+
+def modules(folder, package=None):
+    """(module name, path) of every .py file under folder."""
+    for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+        for f in sorted(files):
+            if not f.endswith('.py'):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, '.')
+            if rel.endswith('.__init__'):
+                rel = rel[:-len('.__init__')]
+            yield rel, path
+
+
+def imports(name, path):
+    """Absolute names of everything a module imports."""
+    pkg = name if path.endswith('__init__.py') else name.rpartition('.')[0]
+    out = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split('.')
+                base = base[:len(base) - node.level + 1]
+                mod = '.'.join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            out.add(mod)
+            out.update(mod + '.' + a.name for a in node.names)
+    return out
+
+
+def under(mod, prefixes):
+    return any(mod == p or mod.startswith(p + '.') for p in prefixes)
+
+
+PACKAGE = sorted(modules('netsched'))
+
+
+def forbidden(name):
+    """What module ``name`` of the package must not import."""
+    bad = set(FRAMEWORKS) | {'controllers', 'experiments', 'workloads',
+                             'topologies'}
+    if under(name, ('netsched.policies',)):
+        bad |= {'mininet', 'netsched.control', 'netsched.workload',
+                'netsched.fluid', 'netsched.routing', 'netsched.topology',
+                'netsched.experiment', 'netsched.events', 'netsched.metrics'
+                } | set(BACKENDS) | set(UI)
+    elif under(name, ('netsched.control',)):
+        bad |= {'mininet'} | set(BACKENDS) | set(UI)
+    elif under(name, ('netsched.sim',)):
+        bad |= {'mininet', 'netsched.emulator', 'netsched.control'} | set(UI)
+    elif under(name, ('netsched.emulator',)):
+        bad |= {'netsched.sim'} | set(UI)
+    elif under(name, ('netsched.workload',)):
+        bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+    elif name not in UI and name not in ('netsched', 'netsched.__main__'):
+        bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+    return bad
+
+
+@pytest.mark.parametrize('name, path', PACKAGE, ids=[n for n, _ in PACKAGE])
+def test_package_imports_run_one_way(name, path):
+    bad = forbidden(name)
+    found = sorted(m for m in imports(name, path) if under(m, bad))
+    assert not found, '%s imports %s' % (name, ', '.join(found))
+
+
+def test_ryu_only_in_controllers():
+    for folder in ('controllers', 'topologies'):
+        for name, path in modules(folder):
+            for m in imports(name, path):
+                if m != 'netsched' and under(m, ('netsched',)):
+                    assert under(m, ('netsched.control', 'netsched.topology',
+                                     'netsched.errors',
+                                     'netsched.emulator.mininet_adapter')), \
+                        '%s imports %s' % (name, m)
+
+
+def test_few_modules_at_the_top():
+    top = [n for n, _ in PACKAGE if n.count('.') == 1
+           and not os.path.isdir(os.path.join(ROOT, *n.split('.')))]
+    assert len(top) <= 13, top
+
+
+def test_rules_catch_a_violation():
+    """The checker itself: a policy importing the simulator is caught."""
+    assert under('netsched.sim.engine', forbidden('netsched.policies.x'))
+    assert under('ryu.base', forbidden('netsched.control.core'))
+    assert not under('numpy', forbidden('netsched.policies.x'))

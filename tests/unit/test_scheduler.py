@@ -1,0 +1,219 @@
+"""The controller's scheduling core, driven by fake agent reports over a
+fake switch table (no Ryu, no Mininet): registrations, decisions, the
+rule diff per decision as golden messages, idempotence, a finished
+coflow's rules removed by its cookie."""
+import pytest
+
+from netsched import policies
+from netsched import topology as topo
+from netsched.control import openflow as of
+from netsched.control.core import ControllerCore
+
+SL, SR = 0x060000, 0x060001
+MB = 1e6
+
+
+class Switches:
+    """What a switch table would hold after the FlowMods it was sent:
+    classification rules by (priority, match) with their cookie."""
+
+    def __init__(self):
+        self.tables = {}
+
+    def apply(self, mods):
+        for dpid, batch in mods.items():
+            t = self.tables.setdefault(dpid, {})
+            for m in batch:
+                if m.command == 'add':
+                    t[(m.priority, m.match)] = (m.cookie, m.actions)
+                else:
+                    for k in [k for k, (ck, _) in t.items()
+                              if ck & m.cookie_mask == m.cookie]:
+                        del t[k]
+
+    def dscp(self, dpid, sport):
+        for (_, match), (_, actions) in self.tables.get(dpid, {}).items():
+            if dict(match).get('tcp_src') == sport:
+                return actions[0][2]
+        return None
+
+
+def core(policy='sebf'):
+    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
+                       policies.make(policy), scale=500.0)
+    for d in (SL, SR):
+        c.on_connect(d)
+    return c
+
+
+def register(c, run='r1'):
+    outs = [c.handle({'op': 'register', 'host': 'hl0', 'run': run,
+                      'conns': [{'id': 1, 'sport': 40001, 'dport': 5000,
+                                 'dst_ip': '10.0.1.2'}],
+                      'sends': [{'id': 1, 'coflow': 'a/0', 'job': 'a',
+                                 'bytes': 1 * MB, 'conn': 1, 'dst': 'hr0'},
+                                {'id': 2, 'coflow': 'a/1', 'job': 'a',
+                                 'bytes': 1 * MB, 'conn': 1, 'dst': 'hr0'}]},
+                     0.0),
+            c.handle({'op': 'register', 'host': 'hl1', 'run': run,
+                      'conns': [{'id': 1, 'sport': 40002, 'dport': 5000,
+                                 'dst_ip': '10.0.1.3'}],
+                      'sends': [{'id': 3, 'coflow': 'b/0', 'job': 'b',
+                                 'bytes': 10 * MB, 'conn': 1,
+                                 'dst': 'hr1'}]}, 0.0)]
+    for o in outs:
+        assert o.reply['ok'], o.reply
+    return outs
+
+
+def report(c, host, now, **ev):
+    out = c.handle({'op': 'report', 'host': host, 'events': [ev]}, now)
+    assert out.reply is None
+    return c.step(now)
+
+
+def test_registration_then_decision_installs_one_rule_per_connection():
+    c = core()
+    sw = Switches()
+    assert not any(o.mods or o.pushes for o in register(c))
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    out = report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0, t=1.01)
+    # SEBF: a/0 (1 MB) before b/0 (10 MB)
+    assert out.decided
+    golden = [
+        {'command': 'add', 'table': 0, 'priority': 200,
+         'cookie': (3 << 56) | 1, 'goto': 1,
+         'match': {'eth_type': 0x0800, 'ip_proto': 6,
+                   'ipv4_dst': '10.0.1.2', 'ipv4_src': '10.0.0.2',
+                   'tcp_dst': 5000, 'tcp_src': 40001},
+         'actions': [['set_field', 'ip_dscp', 56]]},
+        {'command': 'add', 'table': 0, 'priority': 200,
+         'cookie': (3 << 56) | 2, 'goto': 1,
+         'match': {'eth_type': 0x0800, 'ip_proto': 6,
+                   'ipv4_dst': '10.0.1.3', 'ipv4_src': '10.0.0.3',
+                   'tcp_dst': 5000, 'tcp_src': 40002},
+         'actions': [['set_field', 'ip_dscp', 48]]}]
+    # the first step (one coflow) gave a/0 class 0; this one adds b/0
+    first = c.scheduler.rules.per_switch()
+    assert [m.to_dict() for m in out.mods[SL]] == golden[1:]
+    assert out.pushes == {'hl1': [{'op': 'classes',
+                                   'classes': {'b/0': 1}}]}
+    assert sorted(first) == [SL]            # ingress switch only
+    sw.apply({SL: [of.schedule_rule(dict(r.match), r.cls, 8, r.owner)
+                   for r in c.scheduler.rules.installed.values()]})
+    assert sw.dscp(SL, 40001) == 56 and sw.dscp(SL, 40002) == 48
+
+
+def test_same_decision_twice_sends_nothing():
+    c = core()
+    register(c)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0, t=1.01)
+    # a repeated report changes nothing; a forced re-decision finds the
+    # same classes and sends no message and no FlowMod
+    again = report(c, 'hl1', 1.02, ev='start', task=3, ready=1.0, t=1.01)
+    assert not again.decided and not again.mods and not again.pushes
+    c.scheduler.dirty = True
+    forced = c.step(1.03)
+    assert forced.decided and not forced.mods and not forced.pushes
+
+
+def test_finished_coflow_rules_removed_by_cookie_and_next_owner_added():
+    c = core()
+    sw = Switches()
+    register(c)
+    for out in (report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0),
+                report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0,
+                       t=1.01)):
+        sw.apply(out.mods)
+    assert sw.dscp(SL, 40001) == 56
+    out = report(c, 'hr0', 1.2, ev='recv', task=1, t=1.2)
+    assert [m.to_dict() for m in out.mods[SL]] == [
+        {'command': 'delete', 'table': 0, 'priority': 0,
+         'cookie': (3 << 56) | 1, 'cookie_mask': (1 << 64) - 1,
+         'match': {}, 'actions': []}]
+    sw.apply(out.mods)
+    assert sw.dscp(SL, 40001) is None and sw.dscp(SL, 40002) == 48
+    # the connection's next transfer (coflow a/1) gets a rule of its own
+    out = report(c, 'hl0', 1.3, ev='start', task=2, ready=1.3, t=1.3)
+    (m,) = out.mods[SL]
+    assert m.cookie == (3 << 56) | 3 and m.command == 'add'
+    sw.apply(out.mods)
+    assert sw.dscp(SL, 40001) == 56
+
+
+def test_ingress_switch_gets_rules_again_when_it_reconnects():
+    c = core()
+    register(c)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0, t=1.01)
+    mods = c.on_connect(SL)
+    assert sum(m.priority == 200 for m in mods) == 2
+
+
+def test_rates_go_to_the_sending_agent_in_emulated_bytes():
+    c = core('varys')
+    register(c)
+    for host, task in (('hl0', 1), ('hl1', 3)):
+        c.handle({'op': 'report', 'host': host, 'events': [
+            {'ev': 'start', 'task': task, 'ready': 1.0, 't': 1.0}]}, 1.0)
+    out = c.step(1.0)
+    rates = {h: m['rates'] for h, ms in out.pushes.items() for m in ms
+             if m['op'] == 'rates'}
+    # one bottleneck, sl->sr at 10 Gbit/s: MADD gives a/0 (first by
+    # SEBF) all of it, b/0 nothing: it stays unlimited behind its class,
+    # as it was, so hl1 is told nothing. Emulated at / 500, in bytes/s.
+    assert rates == {'hl0': {'1': 10e9 / 500 / 8}}
+
+
+def test_fair_installs_nothing():
+    c = core('fair')
+    register(c)
+    out = report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    assert out.decided and not out.mods and not out.pushes
+
+
+def test_a_new_run_forgets_the_old_one_and_its_rules():
+    c = core()
+    register(c)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    out = register(c, run='r2')[0]
+    assert [m.command for m in out.mods[SL]] == ['delete']
+    assert c.scheduler.rules.installed == {}
+    assert c.handle({'op': 'decision'}).reply['coflows'] == {}
+
+
+def test_status_shows_classes_connections_and_rules():
+    c = core()
+    register(c)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    st = c.handle({'op': 'decision'}).reply
+    assert st['policy'] == 'sebf' and st['coflows']['a/0']['class'] == 0
+    (conn,) = st['connections']
+    assert conn['host'] == 'hl0' and conn['class'] == 0
+    assert list(st['rules']) == ['%016x' % SL]
+
+
+@pytest.mark.parametrize('req, err', [
+    ({'op': 'register', 'host': 'nope'}, 'not a host'),
+    ({'op': 'register', 'host': 'hl0',
+      'conns': [{'id': 1, 'sport': 1, 'dport': 2, 'dst_ip': '9.9.9.9'}]},
+     'not a host of this fabric'),
+    ({'op': 'register', 'host': 'hl0',
+      'sends': [{'id': 1, 'coflow': 'a/0', 'bytes': 1, 'conn': 7,
+                 'dst': 'hr0'}]}, 'did not register'),
+    ({'op': 'report', 'host': 'hl0', 'events': [{'ev': 'start',
+                                                 'task': 99}]},
+     'never registered'),
+    ({'op': 'report', 'host': 'hl0', 'events': 'x'}, 'must be a list'),
+])
+def test_bad_agent_messages_are_errors(req, err):
+    c = core()
+    out = c.handle(req, 0.0)
+    assert out.reply['ok'] is False and err in out.reply['error']
+
+
+def test_without_policy_agents_are_told_so():
+    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8)
+    out = c.handle({'op': 'register', 'host': 'hl0'})
+    assert 'runs no scheduling policy' in out.reply['error']
