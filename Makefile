@@ -8,7 +8,7 @@ setup:
 	@bash tools/bootstrap.sh
 
 demo: setup
-	$(VENV)/bin/netsched run experiments/demo.yaml
+	$(VENV)/bin/netsched demo
 
 test: setup
 	$(PY) -m pytest -q -rs tests

@@ -37,7 +37,6 @@ from netsched.control import channel
 from netsched.control.core import ControllerCore
 from netsched.errors import NetschedError
 
-DEFAULT_SOCKET = '/run/netsched/ctl.sock'
 BARRIER_TIMEOUT_S = 10
 TICK_S = 0.005              # the scheduler's clock: its decide gap
 CONFIRMED_OPS = ('set_class', 'clear_class')
@@ -53,7 +52,7 @@ def load_description(env=os.environ):
         raise NetschedError('set NETSCHED_FABRIC or NETSCHED_TOPOLOGY')
     return channel.fabric_description(
         topology.parse_spec(spec), int(env.get('NETSCHED_QUEUES', '8')),
-        env.get('NETSCHED_SOCKET', DEFAULT_SOCKET),
+        env.get('NETSCHED_SOCKET', channel.DEFAULT_SOCKET),
         policy=env.get('NETSCHED_POLICY') or None,
         scale=float(env.get('NETSCHED_SCALE', '1')),
         decision_log=env.get('NETSCHED_DECISION_LOG') or None)

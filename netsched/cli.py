@@ -8,6 +8,7 @@ import time
 from . import __version__
 from . import routing
 from . import topology as topo
+from .control.channel import DEFAULT_SOCKET
 from .errors import NetschedError
 
 
@@ -33,7 +34,7 @@ def _fabric(a, log):
                   log=log)
 
 
-def cmd_demo(a):
+def cmd_selftest(a):
     """k=4 fat-tree: all-pairs reachability, cross-pod throughput."""
     from .emulator import measure
     log = _logger()
@@ -53,7 +54,7 @@ def cmd_demo(a):
     down = fab.timings['teardown_s']
     rate = f.mean_bps(skip_s=1)
     best = a.link_mbps * 1e6 * measure.goodput_efficiency(a.mtu)
-    print('\nnetsched demo: %s, %d hosts, %d switches, %.4g Mbit/s links, '
+    print('\nnetsched selftest: %s, %d hosts, %d switches, %.4g Mbit/s links, '
           'Q=%d, MTU %d' % (a.topology, len(hosts), len(topo.switches(g)),
                             a.link_mbps, a.queues, a.mtu))
     print('  start-up            %6.1f s' % up['startup_s'])
@@ -92,16 +93,92 @@ def cmd_up(a):
 
 
 def cmd_controller(a):
-    """Run netsched's Ryu app in the foreground (for plain Mininet)."""
+    """Run netsched's Ryu app in the foreground (for plain Mininet), with
+    a scheduling policy that agents register with."""
+    from . import policies, qos
     from .control.channel import fabric_description
     from .emulator.controller import ryu_command, ryu_env
     g = topo.parse_spec(a.topology)
-    os.makedirs(os.path.dirname(os.path.abspath(a.socket)), exist_ok=True)
-    desc = os.path.abspath(a.socket) + '.fabric.json'
+    qos.check_queues(a.queues)
+    params = _params(a.param)
+    if a.policy:
+        policies.make(a.policy, params, where='--policy')
+    if not a.scale > 0:
+        raise NetschedError('--scale must be positive, got %r' % a.scale)
+    sock = os.path.abspath(a.socket)
+    os.makedirs(os.path.dirname(sock), exist_ok=True)
+    desc = sock + '.fabric.json'
     with open(desc, 'w') as f:
-        json.dump(fabric_description(g, a.queues,
-                                     os.path.abspath(a.socket)), f)
+        json.dump(fabric_description(
+            g, a.queues, sock, policy=a.policy, policy_params=params,
+            scale=a.scale, decision_log=a.decision_log and
+            os.path.abspath(a.decision_log)), f)
     os.execve(sys.executable, ryu_command(a.port), ryu_env(desc))
+
+
+def _params(pairs):
+    """--param k=v (repeated) -> {k: v}, v a number where it is one."""
+    out = {}
+    for p in pairs or ():
+        k, sep, v = p.partition('=')
+        if not sep or not k:
+            raise NetschedError('--param takes KEY=VALUE, got %r' % p)
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def cmd_status(a):
+    """What the running controller has decided (read-only)."""
+    from .control.channel import ControlClient
+    with ControlClient(a.socket, 5.0).connect() as c:
+        sw = c.request('status')
+        d = c.request('decision')
+    if a.json:
+        json.dump({'switches': sw, 'decision': d}, sys.stdout, indent=1,
+                  sort_keys=True)
+        print()
+        return 0
+    print(status_text(sw, d))
+    return 0
+
+
+def status_text(sw, d):
+    """The controller's state as a few printed lines."""
+    lines = ['controller %s: %d/%d switches ready, policy %s'
+             % ('up', sw['ready'], sw['switches'], d.get('policy') or 'none')]
+    if not d.get('policy'):
+        return '\n'.join(lines)
+    lines.append('run %s: %d agents, %d decisions'
+                 % (d['run'] or '-', len(d['hosts']), d['decisions']))
+    for j, v in d['jobs'].items():
+        lines.append('  job %-16s iteration %d' % (j, v['iter'] + 1))
+    for c, v in sorted(d['coflows'].items()):
+        lines.append('  coflow %-16s class %s  in flight %d  pending %d'
+                     % (c, '-' if v['class'] is None else v['class'],
+                        v['in_flight'], v['pending']))
+    for c in d['connections']:
+        m = c['match']
+        rates = ', '.join('%s: %.3g Mbit/s' % (t, r * 8 / 1e6)
+                          for t, r in sorted(c['rates_Bps'].items()))
+        lines.append('  conn %s#%d %s:%d -> %s:%d  %s class %s%s'
+                     % (c['host'], c['id'], m['ipv4_src'], m['tcp_src'],
+                        m['ipv4_dst'], m['tcp_dst'], c['coflow'],
+                        '-' if c['class'] is None else c['class'],
+                        '  rates ' + rates if rates else ''))
+    for dpid, rules in sorted(d['rules'].items()):
+        lines.append('  switch %s: %d rules' % (dpid, len(rules)))
+        for rule in rules:
+            m = rule['match']
+            lines.append('    %s:%d -> %s:%d  class %d  owner %d'
+                         % (m['ipv4_src'], m['tcp_src'], m['ipv4_dst'],
+                            m['tcp_dst'], rule['class'], rule['owner']))
+    return '\n'.join(lines)
 
 
 def _experiment(a):
@@ -147,6 +224,14 @@ def cmd_check(a):
               % (exp.trace.path, ports, len(cofs),
                  sum(len(c.mappers) * len(c.reducers) for c in cofs)))
     return 0
+
+
+def cmd_demo(a):
+    """The default job: experiments/demo.yaml (what `make demo` runs)."""
+    from . import ROOT
+    a.experiment = os.path.join(ROOT, 'experiments', 'demo.yaml')
+    a.trace = None
+    return cmd_run(a)
 
 
 def cmd_run(a):
@@ -239,11 +324,19 @@ def build_parser():
         'emulator for distributed deep-learning clusters.')
     ap.add_argument('--version', action='version', version=__version__)
     sub = ap.add_subparsers(dest='command', required=True)
-    p = sub.add_parser('demo', help='default job: bring up a k=4 fat-tree, '
+    p = sub.add_parser('demo', help='the default job: run experiments/'
+                       'demo.yaml (three DL jobs on an emulated k=4 '
+                       'fat-tree) and report')
+    p.add_argument('--backend', choices=('emu', 'sim'),
+                   help="override the file's backend")
+    p.add_argument('--policy', help="override the file's policy")
+    p.add_argument('--out', help='output directory')
+    p.set_defaults(fn=cmd_demo)
+    p = sub.add_parser('selftest', help='fabric check: bring up a fabric, '
                        'check reachability, measure throughput, tear down')
     _fabric_args(p)
     p.add_argument('--seconds', type=int, default=5)
-    p.set_defaults(fn=cmd_demo)
+    p.set_defaults(fn=cmd_selftest)
     p = sub.add_parser('up', help='bring a fabric up until Ctrl-C')
     _fabric_args(p)
     p.add_argument('--cli', action='store_true', help='open the Mininet CLI')
@@ -253,8 +346,23 @@ def build_parser():
     p.add_argument('--topology', default='fattree,4')
     p.add_argument('--queues', type=int, default=8)
     p.add_argument('--port', type=int, default=6653)
-    p.add_argument('--socket', default='/run/netsched/ctl.sock')
+    p.add_argument('--socket', default=DEFAULT_SOCKET)
+    p.add_argument('--policy', help='scheduling policy that agents '
+                   'register with (default: none, routes only)')
+    p.add_argument('--param', action='append', metavar='KEY=VALUE',
+                   help="a policy parameter (repeatable)")
+    p.add_argument('--scale', type=float, default=1.0,
+                   help='data-center bit/s per emulated bit/s (the '
+                        "experiment's scale; default 1)")
+    p.add_argument('--decision-log', help='append decisions here (JSON '
+                   'lines)')
     p.set_defaults(fn=cmd_controller)
+    p = sub.add_parser('status', help="the running controller's decision: "
+                       'classes and rates per job, coflow and connection,'
+                       ' rules per switch (read-only)')
+    p.add_argument('--socket', default=DEFAULT_SOCKET)
+    p.add_argument('--json', action='store_true')
+    p.set_defaults(fn=cmd_status)
     for name, fn, hlp in (
             ('run', cmd_run, 'run an experiment file'),
             ('check', cmd_check, 'validate an experiment file (no root)')):

@@ -9,6 +9,8 @@ import time
 from .. import topology as topo
 from ..errors import NetschedError
 
+DEFAULT_SOCKET = '/run/netsched/ctl.sock'
+
 
 def fabric_description(g, queues, socket_path, policy=None,
                        policy_params=None, scale=1.0, decision_log=None):
@@ -69,21 +71,29 @@ class ControlClient:
     def __exit__(self, *exc):
         self.close()
 
-    def request(self, op, **fields):
+    def tell(self, op, **fields):
+        """Send a message that has no reply (an agent's report)."""
         if self._sock is None:
             self.connect()
         self._sock.sendall(encode(dict(fields, op=op)))
+
+    def receive(self, what='a reply'):
+        """The next line from the controller, as an object."""
         while b'\n' not in self._buf:
             try:
                 chunk = self._sock.recv(65536)
             except socket.timeout:
-                raise NetschedError('controller did not answer %r within '
-                                    '%.0f s' % (op, self.timeout_s)) from None
+                raise NetschedError('controller sent no %s within %.0f s'
+                                    % (what, self.timeout_s)) from None
             if not chunk:
                 raise NetschedError('controller closed the channel')
             self._buf += chunk
         line, self._buf = self._buf.split(b'\n', 1)
-        reply = decode(line)
+        return decode(line)
+
+    def request(self, op, **fields):
+        self.tell(op, **fields)
+        reply = self.receive('answer to %r' % op)
         if not reply.get('ok'):
             raise NetschedError('controller: %s' % reply.get('error'))
         return reply

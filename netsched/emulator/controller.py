@@ -8,11 +8,10 @@ import sys
 import time
 
 from . import runstate
+from .. import ROOT
 from ..control.channel import ControlClient, fabric_description
 from ..errors import NetschedError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
 CONTROLLER_APP = os.path.join(ROOT, 'controllers', 'netsched_app.py')
 CONTROLLER_LAUNCHER = os.path.join(ROOT, 'controllers', 'launch.py')
 START_TIMEOUT_S = 20.0

@@ -23,10 +23,10 @@ import socket
 import sys
 import time
 
+from .. import ROOT
 from ..errors import ConfigError, NetschedError
 from ..events import EventLog
 from ..workload import taskgraph
-from .controller import ROOT
 from .fabric import Fabric
 from .links import LinkSampler
 

@@ -30,11 +30,11 @@ import json
 import os
 from dataclasses import dataclass
 
+from .. import ROOT
 from ..errors import ConfigError
 
 BYTES_PER_PARAM = 4
-MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'workloads', 'models')
+MODELS_DIR = os.path.join(ROOT, 'workloads', 'models')
 BUNDLED = ('resnet50', 'vgg16', 'bert-base', 'gpt2')
 
 

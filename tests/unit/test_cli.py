@@ -21,6 +21,6 @@ def test_topo_summary():
     assert '16 host' in r.stdout and '4 core' in r.stdout
 
 
-def test_demo_rejects_bad_rate_before_touching_anything():
-    r = run('demo', '--link-mbps', '5000')
+def test_selftest_rejects_bad_rate_before_touching_anything():
+    r = run('selftest', '--link-mbps', '5000')
     assert r.returncode == 2 and 'link_mbps must be in' in r.stderr
