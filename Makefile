@@ -3,7 +3,8 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim clean
+.PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
+	bench-controller clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -16,7 +17,7 @@ test: setup
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
-bench: bench-fabric bench-workload bench-sim
+bench: bench-fabric bench-workload bench-sim bench-controller
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -26,6 +27,9 @@ bench-workload: setup
 
 bench-sim: setup
 	$(PY) benchmarks/sim_bench.py
+
+bench-controller: setup
+	$(PY) benchmarks/controller_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

@@ -93,7 +93,8 @@ class NetschedController(app_manager.RyuApp):
         desc = load_description()
         self.core = ControllerCore.from_description(desc)
         self.socket_path = desc['socket']
-        self.decision_log = desc.get('decision_log')
+        path = desc.get('decision_log')
+        self.decision_log = open(path, 'a') if path else None
         self.datapaths = {}
         self.barrier_waiters = {}       # xid -> callable
         self.agents = {}                # host -> (file, lock)
@@ -127,7 +128,9 @@ class NetschedController(app_manager.RyuApp):
     def _apply(self, out, t_in):
         """An outcome of the scheduler: messages to agents at once, rules
         to the switches, and a decision-log record once every switch
-        confirmed its batch (time from the report to the last barrier)."""
+        confirmed its batch: the time from the first report the decision
+        answers to the last barrier reply, and the time in the core."""
+        t_in = out.since if out.since is not None else t_in
         for host, msgs in out.pushes.items():
             self._push(host, msgs)
         records = list(out.log)
@@ -149,13 +152,15 @@ class NetschedController(app_manager.RyuApp):
             records.append({'kind': 'decision', 't': t_in,
                             'decided': out.decided, 'flow_mods': out.n_mods,
                             'switches': len(out.mods),
+                            'core_ms': round(out.core_ms, 3),
                             'applied_ms': None if t_done is None else
                             round((t_done - t_in) * 1e3, 3)})
-        if not self.decision_log or not records:
+        if self.decision_log is None or not records:
             return
-        with open(self.decision_log, 'a') as f:
-            for r in records:
-                f.write(json.dumps(r, separators=(',', ':')) + '\n')
+        for r in records:
+            self.decision_log.write(json.dumps(r, separators=(',', ':')) +
+                                    '\n')
+        self.decision_log.flush()
 
     def _push(self, host, msgs):
         a = self.agents.get(host)
@@ -173,8 +178,13 @@ class NetschedController(app_manager.RyuApp):
     def _tick(self):
         while True:
             hub.sleep(TICK_S)
-            now = time.monotonic()
-            self._apply(self.core.step(now), now)
+            self._step()
+
+    def _step(self):
+        now = time.monotonic()
+        out = self.core.step(now)
+        out.core_ms = (time.monotonic() - now) * 1e3
+        self._apply(out, now)
 
     # --- switch events -------------------------------------------------
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
@@ -245,7 +255,7 @@ class NetschedController(app_manager.RyuApp):
                     self._reply(f, lock, out.reply)
                 self._apply(out, now)
                 if op == 'report':
-                    self._apply(self.core.step(now), now)
+                    self._step()
         except OSError:
             pass
         finally:

@@ -160,7 +160,7 @@ class ControllerCore:
         events = req.get('events')
         if not isinstance(events, list):
             raise NetschedError('report: events must be a list')
-        sch.report(req.get('host'), events)
+        sch.report(req.get('host'), events, now)
         return Outcome({}, {}, [])
 
     def _scheduler(self, op):

@@ -76,6 +76,8 @@ class Outcome:
     log: list
     decided: bool = False
     reply: dict = None        # for a request on the channel
+    since: float = None       # the first report the decision answers
+    core_ms: float = 0.0      # time the core took (measured by the app)
 
     @property
     def n_mods(self):
@@ -113,6 +115,7 @@ class Scheduler:
         self.jobs = {}                # job -> {'iter': k, 't': time}
         self.rate_limited = False
         self.dirty = False
+        self.dirty_since = None
         self.recheck_at = None
         self.last_decision = None
         self.decisions = 0
@@ -164,9 +167,10 @@ class Scheduler:
         self.hosts.add(host)
         return out
 
-    def report(self, host, events):
+    def report(self, host, events, now=None):
         """Agent reports (start / recv / mark); what they change is
         applied at the next step."""
+        was = self.dirty
         for ev in events:
             kind = ev.get('ev')
             if kind == 'start':
@@ -180,6 +184,8 @@ class Scheduler:
             else:
                 raise NetschedError('report from %s: unknown event %r'
                                     % (host, kind))
+        if self.dirty and not was:
+            self.dirty_since = now
 
     def _send(self, ev):
         t = self.sends.get(ev.get('task'))
@@ -235,8 +241,8 @@ class Scheduler:
         out = Outcome({}, {}, [])
         if due:
             self._decide(now, out)
-        out.mods = _merge(out.mods, self.rules.apply(self._wanted(),
-                                                     released))
+        if due or released:         # rules change only with these
+            out.mods = self.rules.apply(self._wanted(), released)
         return out
 
     def snapshot(self, now):
@@ -270,6 +276,7 @@ class Scheduler:
         return snap, tasks
 
     def _decide(self, now, out):
+        out.since = self.dirty_since if self.dirty else now
         self.dirty = False
         self.recheck_at = None
         self.last_decision = now
@@ -359,10 +366,3 @@ class Scheduler:
                 'rules': {'%016x' % d: r
                           for d, r in self.rules.per_switch().items()}}
 
-
-def _merge(a, b):
-    """Two {dpid: [FlowMod]} batches, a's first."""
-    out = {d: list(m) for d, m in a.items()}
-    for d, m in b.items():
-        out.setdefault(d, []).extend(m)
-    return out

@@ -1,0 +1,169 @@
+"""Controller decision benchmark (needs root and OVS; `make bench-controller`).
+
+The real controller (Ryu, netsched's app, the scheduling core) on a real
+emulated k=4 fat-tree, with synthetic agents: this script registers J
+ring all-reduce jobs of 4 workers each (random hosts) over the control
+channel, one channel per host as real agents do, then drives iterations:
+every job's 4 ring sends start (jobs staggered) and later end, reported
+as the agents report them. No data is sent: what is measured is the
+controller, for 10 and 100 concurrent jobs:
+
+  - decision time: from the first report a decision answers to the last
+    barrier reply of the FlowMods it sent (the app's decision log);
+  - time inside the scheduling core per decision;
+  - FlowMods per decision.
+
+Prints, and writes to results/bench-controller.json as figures arrive.
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from netsched import topology as topo  # noqa: E402
+from netsched.emulator.fabric import Fabric  # noqa: E402
+
+WORKERS = 4
+MB = 1e6
+
+
+def plan(g, jobs, rng):
+    """Per host: its connections and sends; per iteration the sends."""
+    hosts = topo.hosts(g)
+    per_host = {h: {'conns': [], 'sends': []} for h in hosts}
+    sends = []                  # (host, task id, receiver, job)
+    tid = 0
+    for j in range(jobs):
+        ring = rng.sample(hosts, WORKERS)
+        size = rng.choice([25, 100, 500]) * MB       # gradient bytes
+        for w, h in enumerate(ring):
+            dst = ring[(w + 1) % WORKERS]
+            cid = len(per_host[h]['conns']) + 1
+            per_host[h]['conns'].append(
+                {'id': cid, 'sport': 20000 + j * WORKERS + w,
+                 'dport': 5000 + j, 'dst_ip': g.nodes[dst]['ip']})
+            tid += 1
+            per_host[h]['sends'].append(
+                {'id': tid, 'coflow': 'j%d/0' % j, 'job': 'j%d' % j,
+                 'bytes': size / WORKERS, 'conn': cid, 'dst': dst})
+            sends.append((h, tid, dst, j))
+    return per_host, sends
+
+
+def drive(fab, jobs, seed, gap_s):
+    rng = random.Random(seed)
+    per_host, sends = plan(fab.g, jobs, rng)
+    clients = {}
+    for h, reg in per_host.items():
+        if not reg['conns']:
+            continue
+        c = fab.client()
+        c.request('register', host=h, run='bench-%d-%d' % (jobs, seed),
+                  conns=reg['conns'], sends=reg['sends'])
+        clients[h] = c
+        # as an agent does: read what the controller pushes (classes,
+        # rates), or its writes would block on a full socket
+        threading.Thread(target=drain, args=(c,), daemon=True).start()
+    order = sorted(sends, key=lambda s: (s[3], rng.random()))
+    for h, tid, _, _ in order:                       # starts, staggered
+        now = time.monotonic()
+        clients[h].tell('report', events=[{'ev': 'start', 'task': tid,
+                                           'ready': now, 't': now}])
+        time.sleep(gap_s)
+    rng.shuffle(order)
+    for h, tid, dst, _ in order:                     # ends, any order
+        now = time.monotonic()
+        c = clients.get(dst) or clients[h]
+        c.tell('report', events=[{'ev': 'recv', 'task': tid, 't': now}])
+        time.sleep(gap_s)
+    time.sleep(0.3)                     # the last decisions and barriers
+    for c in clients.values():
+        c.close()
+
+
+def drain(client):
+    try:
+        while client._sock.recv(1 << 16):
+            pass
+    except OSError:
+        pass
+
+
+def read_log(path, offset):
+    recs = []
+    with open(path) as f:
+        f.seek(offset)
+        for line in f:
+            r = json.loads(line)
+            if r['kind'] == 'decision' and r['decided']:
+                recs.append(r)
+    return recs
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--jobs', default='10,100')
+    ap.add_argument('--policies', default='sebf,varys')
+    ap.add_argument('--reps', type=int, default=3)
+    ap.add_argument('--gap-ms', type=float, default=0.5,
+                    help='time between two reports (default 0.5)')
+    a = ap.parse_args()
+    os.makedirs(os.path.join(ROOT, 'results'), exist_ok=True)
+    out_path = os.path.join(ROOT, 'results', 'bench-controller.json')
+    results = {'started': time.strftime('%Y-%m-%d %H:%M:%S'), 'runs': []}
+    print('%-8s %5s %4s %9s %11s %11s %11s %9s %9s %9s' % (
+        'policy', 'jobs', 'rep', 'decisions', 'applied p50', 'applied p95',
+        'applied max', 'core p50', 'core p95', 'mods/dec'))
+    for pol in a.policies.split(','):
+        log = os.path.join(ROOT, 'results', 'bench-controller-%s.jsonl' % pol)
+        if os.path.exists(log):
+            os.unlink(log)
+        with Fabric(topo.fat_tree(4), link_mbps=20, policy=pol,
+                    decision_log=log) as fab:
+            for jobs in (int(x) for x in a.jobs.split(',')):
+                for rep in range(a.reps):
+                    offset = os.path.getsize(log) if os.path.exists(log) \
+                        else 0
+                    drive(fab, jobs, rep, a.gap_ms / 1e3)
+                    recs = read_log(log, offset)
+                    applied = [r['applied_ms'] for r in recs
+                               if r['applied_ms'] is not None]
+                    core = [r['core_ms'] for r in recs]
+                    mods = [r['flow_mods'] for r in recs]
+                    row = {'policy': pol, 'jobs': jobs, 'rep': rep,
+                           'decisions': len(recs),
+                           'applied_ms_p50': pct(applied, 0.5),
+                           'applied_ms_p95': pct(applied, 0.95),
+                           'applied_ms_max': max(applied, default=None),
+                           'core_ms_p50': pct(core, 0.5),
+                           'core_ms_p95': pct(core, 0.95),
+                           'flow_mods_mean': sum(mods) / max(1, len(mods)),
+                           'flow_mods_max': max(mods, default=0)}
+                    results['runs'].append(row)
+                    with open(out_path, 'w') as f:
+                        json.dump(results, f, indent=1)
+                    print('%-8s %5d %4d %9d %8.1f ms %8.1f ms %8.1f ms '
+                          '%6.1f ms %6.1f ms %9.1f' % (
+                              pol, jobs, rep, len(recs),
+                              row['applied_ms_p50'] or 0,
+                              row['applied_ms_p95'] or 0,
+                              row['applied_ms_max'] or 0,
+                              row['core_ms_p50'] or 0,
+                              row['core_ms_p95'] or 0,
+                              row['flow_mods_mean']), flush=True)
+    print('figures: %s' % out_path)
+
+
+if __name__ == '__main__':
+    main()
