@@ -3,7 +3,8 @@ policy's decision and the OpenFlow rules and agent messages that apply
 it out. Pure (FAUCET's shape): no sockets, no Ryu, no clock; time comes
 in as ``now`` (seconds of the hosts' shared CLOCK_MONOTONIC).
 
-What it learns, from the agents over the control channel:
+What it learns, from the agents over the control channel (kept in
+netsched.control.demand):
   register  a host's connections (5-tuples) and its planned sends
             (transfer id, coflow, job, bytes in data-center units,
             connection): the demand the jobs will put on the network
@@ -34,37 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import openflow as of
+from .demand import Demand
 from .rules import Rule, RuleTable
 from .. import fluid
-from .. import topology as topo
 from ..errors import NetschedError
-from ..policies import Snapshot, coflow_class
+from ..policies import coflow_class
 
 DECIDE_GAP_S = 0.005          # at most one decision per 5 ms
-
-
-@dataclass
-class Send:
-    """A planned transfer, as an agent registered it."""
-    id: int
-    host: str
-    dst: str
-    conn: tuple               # (host, connection id)
-    coflow: str
-    job: str
-    bytes: float              # data-center bytes
-    ready: float = None       # when it became ready to go (started)
-    done: bool = False
-
-
-@dataclass
-class Conn:
-    key: tuple                # (host, connection id)
-    match: tuple              # sorted 5-tuple match
-    dpid: int                 # the ingress switch
-    path: int                 # path id in the fluid network
-    coflow: str = None        # whose data it carries now
 
 
 @dataclass
@@ -91,28 +68,16 @@ class Scheduler:
         self.scale = float(scale)
         self.decide_gap_s = decide_gap_s
         self.net = fluid.Network(g)
-        self.ingress = {h: g.nodes[next(iter(g[h]))]['dpid']
-                        for h in topo.hosts(g)}
         self.rules = RuleTable(queues)
         self.run = None
         self._reset()
 
     def _reset(self):
-        self.hosts = set()
-        self.conns = {}               # (host, cid) -> Conn
-        self.sends = {}               # id -> Send
-        self.unstarted = {}           # coflow -> {id: Send}
-        self.left = {}                # coflow -> sends not received
-        self.senders = {}             # coflow -> hosts that send in it
-        self.job_of = {}              # coflow -> job
+        self.demand = Demand(self.g, self.net)
         self.ended = set()            # coflows ended since the last step
-        self.in_flight = set()
-        self.arrival = {}             # coflow -> first ready time
-        self.sent = {}                # coflow -> bytes received so far
         self.classes = {}             # coflow -> class (ranked policies)
         self.rates = {}               # send -> emulated bytes/s
         self.serial = {}              # coflow -> owner serial (cookie)
-        self.jobs = {}                # job -> {'iter': k, 't': time}
         self.rate_limited = False
         self.dirty = False
         self.dirty_since = None
@@ -124,101 +89,52 @@ class Scheduler:
     def register(self, req):
         """A host's connections and planned sends. A registration for
         another run first forgets the previous run (and its rules)."""
-        host = req.get('host')
-        if host not in self.ingress:
-            raise NetschedError('register: %r is not a host of this '
-                                'fabric' % (host,))
+        self.demand.check_host(req.get('host'))
         out = Outcome({}, {}, [])
         run = str(req.get('run', ''))
         if run != self.run:
             out.mods = self.rules.apply({}, set(self.serial.values()))
             self.run = run
             self._reset()
-        g = self.g
-        by_ip = topo.host_by_ip(g)
-        for c in req.get('conns', ()):
-            dst = by_ip.get(c.get('dst_ip'))
-            if dst is None:
-                raise NetschedError('register %s: connection %r goes to '
-                                    '%r, not a host of this fabric'
-                                    % (host, c.get('id'), c.get('dst_ip')))
-            key = (host, int(c['id']))
-            match = of.check_match(of.connection_match(
-                g.nodes[host]['ip'], c['dst_ip'], int(c['sport']),
-                int(c['dport'])))
-            self.conns[key] = Conn(key, tuple(sorted(match.items())),
-                                   self.ingress[host],
-                                   self.net.path_id(host, dst, c['sport'],
-                                                    c['dport']))
-        for s in req.get('sends', ()):
-            key = (host, int(s['conn']))
-            if key not in self.conns:
-                raise NetschedError('register %s: send %r uses connection '
-                                    '%r, which it did not register'
-                                    % (host, s.get('id'), s.get('conn')))
-            t = Send(int(s['id']), host, s['dst'], key, s['coflow'],
-                     s.get('job') or s['coflow'].rsplit('/', 1)[0],
-                     float(s['bytes']))
-            self.sends[t.id] = t
-            self.unstarted.setdefault(t.coflow, {})[t.id] = t
-            self.left[t.coflow] = self.left.get(t.coflow, 0) + 1
-            self.senders.setdefault(t.coflow, set()).add(host)
-            self.job_of[t.coflow] = t.job
-        self.hosts.add(host)
+        self.demand.add_host(req['host'], req.get('conns', ()),
+                             req.get('sends', ()))
         return out
 
     def report(self, host, events, now=None):
         """Agent reports (start / recv / mark); what they change is
         applied at the next step."""
         was = self.dirty
+        d = self.demand
         for ev in events:
             kind = ev.get('ev')
             if kind == 'start':
-                self._start(self._send(ev), ev)
+                t = d.send(ev.get('task'))
+                if d.start(t, ev.get('ready', ev.get('t'))):
+                    self.serial.setdefault(t.coflow, len(self.serial) + 1)
+                    self.dirty = True
             elif kind == 'recv':
-                self._recv(self._send(ev))
+                t = d.send(ev.get('task'))
+                self._finished(t, d.finish(t))
             elif kind == 'mark':
-                j = self.jobs.setdefault(ev['job'], {'iter': -1})
-                j['iter'] = max(j['iter'], int(ev['iter']))
-                j['t'] = ev.get('t')
+                d.mark(ev['job'], ev['iter'], ev.get('t'))
             else:
                 raise NetschedError('report from %s: unknown event %r'
                                     % (host, kind))
         if self.dirty and not was:
             self.dirty_since = now
 
-    def _send(self, ev):
-        t = self.sends.get(ev.get('task'))
-        if t is None:
-            raise NetschedError('report: transfer %r was never registered'
-                                % (ev.get('task'),))
-        return t
-
-    def _start(self, t, ev):
-        if t.ready is not None:
+    def _finished(self, t, what):
+        if what is None:
             return
-        t.ready = float(ev.get('ready', ev.get('t')))
-        self.in_flight.add(t.id)
-        self.unstarted[t.coflow].pop(t.id, None)
-        a = self.arrival.get(t.coflow)
-        self.arrival[t.coflow] = t.ready if a is None else min(a, t.ready)
-        self.conns[t.conn].coflow = t.coflow
-        self.serial.setdefault(t.coflow, len(self.serial) + 1)
-        self.dirty = True
-
-    def _recv(self, t):
-        if t.done:
-            return
-        t.done = True
-        self.in_flight.discard(t.id)
         self.rates.pop(t.id, None)
-        self.sent[t.coflow] = self.sent.get(t.coflow, 0.0) + t.bytes
-        self.left[t.coflow] -= 1
-        if self.left[t.coflow] == 0:
+        if what == 'coflow':
             self.ended.add(t.coflow)
             self.dirty = True
         elif self.rate_limited or getattr(self.policy, 'decides_on',
                                           'flows') != 'coflows':
+            # a transfer ended inside a coflow that goes on: only
+            # policies that decide per flow, or whose rates limit the
+            # transfers (what it freed is back-filled), are asked again
             self.dirty = True
 
     # --- deciding ---------------------------------------------------------
@@ -229,9 +145,7 @@ class Scheduler:
         ended, self.ended = sorted(self.ended), set()
         for c in ended:
             self.classes.pop(c, None)
-            for key, conn in self.conns.items():
-                if conn.coflow == c:
-                    conn.coflow = None
+            self.demand.end_coflow(c)
         released = [self.serial[c] for c in ended if c in self.serial]
         due = self.dirty or (self.recheck_at is not None
                              and now >= self.recheck_at)
@@ -245,44 +159,15 @@ class Scheduler:
             out.mods = self.rules.apply(self._wanted(), released)
         return out
 
-    def snapshot(self, now):
-        """The policy's view of the transfers in flight (their coflows'
-        sends not yet started are pending demand, for clairvoyant
-        policies). A transfer in flight is counted whole until it is
-        received: the agents report starts and ends, not progress."""
-        tasks = [self.sends[i] for i in sorted(self.in_flight)]
-        names = sorted({t.coflow for t in tasks})
-        idx = {c: i for i, c in enumerate(names)}
-        pend = [t for c in names for t in self.unstarted[c].values()] \
-            if getattr(self.policy, 'clairvoyant', False) else []
-        flow_path = np.array([self.conns[t.conn].path for t in tasks],
-                             np.int64)
-        pending_path = np.array([self.conns[t.conn].path for t in pend],
-                                np.int64)
-        snap = Snapshot(                 # the path table after every path
-            t=now, queues=self.queues,
-            link_capacity=self.net.capacity, path_links=self.net.table(),
-            flow_path=flow_path,
-            flow_coflow=np.array([idx[t.coflow] for t in tasks], np.int64),
-            flow_remaining=np.array([t.bytes for t in tasks], float),
-            flow_sent=np.zeros(len(tasks)), flow_rate=np.zeros(len(tasks)),
-            coflow_id=tuple(names),
-            coflow_arrival=np.array([self.arrival[c] for c in names], float),
-            coflow_sent=np.array([self.sent.get(c, 0.0) for c in names]),
-            coflow_job=tuple(self.job_of[c] for c in names),
-            pending_path=pending_path,
-            pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
-            pending_bytes=np.array([t.bytes for t in pend], float))
-        return snap, tasks
-
     def _decide(self, now, out):
         out.since = self.dirty_since if self.dirty else now
         self.dirty = False
         self.recheck_at = None
         self.last_decision = now
-        if not self.in_flight:
+        if not self.demand.in_flight:
             return
-        snap, tasks = self.snapshot(now)
+        snap, tasks = self.demand.snapshot(
+            now, self.queues, getattr(self.policy, 'clairvoyant', False))
         d = self.policy.decide(snap)
         self.decisions += 1
         out.decided = True
@@ -290,21 +175,25 @@ class Scheduler:
         names = snap.coflow_id
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
-            changed = {c: int(k) for c, k in zip(names, cls)
-                       if self.classes.get(c) != int(k)}
-            if changed:
-                self.classes.update(changed)
-                out.log.append({'kind': 'classes', 't': now,
-                                'classes': changed})
-                per_host = {}
-                for c, k in changed.items():
-                    for h in self.senders.get(c, ()):
-                        per_host.setdefault(h, {})[c] = k
-                for h, m in sorted(per_host.items()):
-                    out.pushes.setdefault(h, []).append(
-                        {'op': 'classes', 'classes': m})
+            self._set_classes(now, names, cls, out)
         if d.flow_rate is not None:
             self._limit_rates(snap, tasks, cls, d.flow_rate, out)
+
+    def _set_classes(self, now, names, cls, out):
+        """Changed classes: to the agents that send in those coflows."""
+        changed = {c: int(k) for c, k in zip(names, cls)
+                   if self.classes.get(c) != int(k)}
+        if not changed:
+            return
+        self.classes.update(changed)
+        out.log.append({'kind': 'classes', 't': now, 'classes': changed})
+        per_host = {}
+        for c, k in changed.items():
+            for h in self.demand.senders.get(c, ()):
+                per_host.setdefault(h, {})[c] = k
+        for h, m in sorted(per_host.items()):
+            out.pushes.setdefault(h, []).append({'op': 'classes',
+                                                 'classes': m})
 
     def _limit_rates(self, snap, tasks, cls, explicit, out):
         """The policy's per-flow rates (MADD) with the rest back-filled
@@ -335,33 +224,34 @@ class Scheduler:
         coflow it carries, where the policy gave one."""
         return {key: Rule(c.dpid, c.match, self.classes[c.coflow],
                           self.serial[c.coflow])
-                for key, c in self.conns.items()
+                for key, c in self.demand.conns.items()
                 if c.coflow is not None and c.coflow in self.classes}
 
     # --- what `netsched status` shows ---------------------------------------
     def status(self):
+        d = self.demand
+        flying = [d.sends[i] for i in sorted(d.in_flight)]
         cof = {}
-        for t in (self.sends[i] for i in sorted(self.in_flight)):
+        for t in flying:
             r = cof.setdefault(t.coflow, {
                 'class': self.classes.get(t.coflow), 'in_flight': 0,
-                'pending': len(self.unstarted.get(t.coflow, ())),
+                'pending': len(d.unstarted.get(t.coflow, ())),
                 'owner': self.serial.get(t.coflow)})
             r['in_flight'] += 1
         conns = []
-        for key, c in sorted(self.conns.items()):
+        for key, c in sorted(d.conns.items()):
             if c.coflow is None:
                 continue
-            live = [t for t in (self.sends[i] for i in self.in_flight)
-                    if t.conn == key]
+            live = [t for t in flying if t.conn == key]
             conns.append({'host': key[0], 'id': key[1],
                           'match': dict(c.match), 'coflow': c.coflow,
                           'class': self.classes.get(c.coflow),
                           'rates_Bps': {str(t.id): self.rates[t.id]
                                         for t in live if t.id in self.rates}})
         return {'policy': getattr(self.policy, 'name', None),
-                'run': self.run, 'hosts': sorted(self.hosts),
+                'run': self.run, 'hosts': sorted(d.hosts),
                 'decisions': self.decisions,
-                'jobs': {j: dict(v) for j, v in sorted(self.jobs.items())},
+                'jobs': {j: dict(v) for j, v in sorted(d.jobs.items())},
                 'coflows': cof, 'connections': conns,
                 'rules': {'%016x' % d: r
                           for d, r in self.rules.per_switch().items()}}

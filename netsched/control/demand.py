@@ -1,0 +1,171 @@
+"""What the agents have told the controller, as the scheduler's view of
+the network's demand: registered hosts, connections (5-tuple, ingress
+switch, path) and planned sends, and per transfer and coflow how far
+they got (started, received), per job its latest iteration. Pure: no
+I/O, no clock; built into a policy Snapshot on request."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import openflow as of
+from .. import topology as topo
+from ..errors import NetschedError
+from ..policies import Snapshot
+
+
+@dataclass
+class Send:
+    """A planned transfer, as an agent registered it."""
+    id: int
+    host: str
+    dst: str
+    conn: tuple               # (host, connection id)
+    coflow: str
+    job: str
+    bytes: float              # data-center bytes
+    ready: float = None       # when it became ready to go (started)
+    done: bool = False
+
+
+@dataclass
+class Conn:
+    key: tuple                # (host, connection id)
+    match: tuple              # sorted 5-tuple match
+    dpid: int                 # the ingress switch
+    path: int                 # path id in the fluid network
+    coflow: str = None        # whose data it carries now
+
+
+class Demand:
+    def __init__(self, g, net):
+        self.g, self.net = g, net
+        self.by_ip = topo.host_by_ip(g)
+        self.ingress = {h: g.nodes[next(iter(g[h]))]['dpid']
+                        for h in topo.hosts(g)}
+        self.hosts = set()
+        self.conns = {}               # (host, cid) -> Conn
+        self.sends = {}               # id -> Send
+        self.unstarted = {}           # coflow -> {id: Send}
+        self.left = {}                # coflow -> sends not received
+        self.senders = {}             # coflow -> hosts that send in it
+        self.job_of = {}              # coflow -> job
+        self.in_flight = set()
+        self.arrival = {}             # coflow -> first ready time
+        self.sent = {}                # coflow -> bytes received so far
+        self.jobs = {}                # job -> {'iter': k, 't': time}
+
+    def check_host(self, host):
+        if host not in self.ingress:
+            raise NetschedError('register: %r is not a host of this '
+                                'fabric' % (host,))
+
+    def add_host(self, host, conns, sends):
+        """A host's connections and planned sends (validated first, so a
+        bad registration changes nothing)."""
+        self.check_host(host)
+        new = [self._conn(host, c) for c in conns]
+        known = set(self.conns) | {c.key for c in new}
+        plan = [self._planned(host, s, known) for s in sends]
+        for c in new:
+            self.conns[c.key] = c
+        for t in plan:
+            self.sends[t.id] = t
+            self.unstarted.setdefault(t.coflow, {})[t.id] = t
+            self.left[t.coflow] = self.left.get(t.coflow, 0) + 1
+            self.senders.setdefault(t.coflow, set()).add(host)
+            self.job_of[t.coflow] = t.job
+        self.hosts.add(host)
+
+    def _conn(self, host, c):
+        dst = self.by_ip.get(c.get('dst_ip'))
+        if dst is None:
+            raise NetschedError('register %s: connection %r goes to %r, '
+                                'not a host of this fabric'
+                                % (host, c.get('id'), c.get('dst_ip')))
+        match = of.check_match(of.connection_match(
+            self.g.nodes[host]['ip'], c['dst_ip'], int(c['sport']),
+            int(c['dport'])))
+        return Conn((host, int(c['id'])), tuple(sorted(match.items())),
+                    self.ingress[host],
+                    self.net.path_id(host, dst, c['sport'], c['dport']))
+
+    def _planned(self, host, s, known):
+        key = (host, int(s['conn']))
+        if key not in known:
+            raise NetschedError('register %s: send %r uses connection %r, '
+                                'which it did not register'
+                                % (host, s.get('id'), s.get('conn')))
+        return Send(int(s['id']), host, s['dst'], key, s['coflow'],
+                    s.get('job') or s['coflow'].rsplit('/', 1)[0],
+                    float(s['bytes']))
+
+    def send(self, task):
+        t = self.sends.get(task)
+        if t is None:
+            raise NetschedError('report: transfer %r was never registered'
+                                % (task,))
+        return t
+
+    def start(self, t, ready):
+        """A transfer started; False if it was known to have."""
+        if t.ready is not None:
+            return False
+        t.ready = float(ready)
+        self.in_flight.add(t.id)
+        self.unstarted[t.coflow].pop(t.id, None)
+        a = self.arrival.get(t.coflow)
+        self.arrival[t.coflow] = t.ready if a is None else min(a, t.ready)
+        self.conns[t.conn].coflow = t.coflow
+        return True
+
+    def finish(self, t):
+        """A transfer was received: 'coflow' if that ended its coflow,
+        'flow' if not, None if it was known to have."""
+        if t.done:
+            return None
+        t.done = True
+        self.in_flight.discard(t.id)
+        self.sent[t.coflow] = self.sent.get(t.coflow, 0.0) + t.bytes
+        self.left[t.coflow] -= 1
+        return 'coflow' if self.left[t.coflow] == 0 else 'flow'
+
+    def mark(self, job, iteration, t):
+        j = self.jobs.setdefault(job, {'iter': -1})
+        j['iter'] = max(j['iter'], int(iteration))
+        j['t'] = t
+
+    def end_coflow(self, coflow):
+        """The connections that carried it carry nothing now."""
+        for c in self.conns.values():
+            if c.coflow == coflow:
+                c.coflow = None
+
+    def snapshot(self, now, queues, clairvoyant):
+        """The policy's view of the transfers in flight (their coflows'
+        sends not yet started are pending demand, for clairvoyant
+        policies), and those transfers. A transfer in flight is counted
+        whole until it is received: the agents report starts and ends,
+        not progress."""
+        tasks = [self.sends[i] for i in sorted(self.in_flight)]
+        names = sorted({t.coflow for t in tasks})
+        idx = {c: i for i, c in enumerate(names)}
+        pend = [t for c in names for t in self.unstarted[c].values()] \
+            if clairvoyant else []
+        snap = Snapshot(
+            t=now, queues=queues, link_capacity=self.net.capacity,
+            flow_path=self._paths(tasks),
+            pending_path=self._paths(pend),
+            path_links=self.net.table(),        # after every path id
+            flow_coflow=np.array([idx[t.coflow] for t in tasks], np.int64),
+            flow_remaining=np.array([t.bytes for t in tasks], float),
+            flow_sent=np.zeros(len(tasks)), flow_rate=np.zeros(len(tasks)),
+            coflow_id=tuple(names),
+            coflow_arrival=np.array([self.arrival[c] for c in names], float),
+            coflow_sent=np.array([self.sent.get(c, 0.0) for c in names]),
+            coflow_job=tuple(self.job_of[c] for c in names),
+            pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
+            pending_bytes=np.array([t.bytes for t in pend], float))
+        return snap, tasks
+
+    def _paths(self, sends):
+        return np.array([self.conns[t.conn].path for t in sends], np.int64)
