@@ -29,9 +29,14 @@ def _fabric_args(p, default_topology='fattree,4'):
 
 def _fabric(a, log):
     from .emulator.fabric import Fabric
+    policy = getattr(a, 'policy', None)
+    params = _params(getattr(a, 'param', None))
+    if policy:
+        from . import policies
+        policies.make(policy, params, where='--policy')
     return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
                   queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
-                  log=log)
+                  log=log, policy=policy, policy_params=params)
 
 
 def cmd_selftest(a):
@@ -74,7 +79,8 @@ def cmd_up(a):
     """Bring a fabric up and keep it up until Ctrl-C or SIGTERM."""
     log = _logger()
     with _fabric(a, log) as fab:
-        log('control socket: %s' % fab.socket_path)
+        log('control socket: %s (policy %s, scale %g)'
+            % (fab.socket_path, fab.policy or 'none', fab.scale))
         log('hosts: %s' % ', '.join('%s=%s' % (h, fab.ip(h))
                                    for h in topo.hosts(fab.g)[:8])
             + (' ...' if len(fab.g) > 8 else ''))
@@ -239,7 +245,8 @@ def cmd_run(a):
     from . import run
     exp = _experiment(a)
     log = _logger()
-    out, summary = run.execute(exp, a.out, say=log)
+    out, summary = run.execute(exp, a.out, say=log,
+                               attach=getattr(a, 'attach', None))
     print()
     print(run.table(summary))
     print('results: %s' % out)
@@ -340,6 +347,11 @@ def build_parser():
     p = sub.add_parser('up', help='bring a fabric up until Ctrl-C')
     _fabric_args(p)
     p.add_argument('--cli', action='store_true', help='open the Mininet CLI')
+    p.add_argument('--policy', help='scheduling policy the controller runs '
+                   '(agents started by hand register with it; see `netsched'
+                   ' run --attach`)')
+    p.add_argument('--param', action='append', metavar='KEY=VALUE',
+                   help='a policy parameter (repeatable)')
     p.set_defaults(fn=cmd_up)
     p = sub.add_parser('controller', help="run netsched's Ryu controller in "
                        'the foreground (for `mn --custom topologies/...`)')
@@ -376,6 +388,11 @@ def build_parser():
         if name == 'run':
             p.add_argument('--out', help='output directory (default '
                            'results/<name>-<backend>-<policy>-<time>)')
+            p.add_argument('--attach', metavar='CONTROLLER_SOCKET',
+                           help='run on a fabric that is already up (plain '
+                           'Mininet with `netsched controller`, or `netsched'
+                           ' up`) with agents started by hand: prints the '
+                           'command for each host and waits for them')
         p.set_defaults(fn=fn)
     p = sub.add_parser('compare', help="compare two runs' results "
                        '(e.g. the emulator against the simulator)')

@@ -55,8 +55,9 @@ def prepare(exp, out_dir):
         yaml.safe_dump(raw, f, sort_keys=False)
 
 
-def execute(exp, out_dir=None, say=print, plots=True):
-    """Run one experiment; returns (out_dir, summary)."""
+def execute(exp, out_dir=None, say=print, plots=True, attach=None):
+    """Run one experiment; returns (out_dir, summary). ``attach``: the
+    socket of a running controller whose fabric to run on (emulator)."""
     out_dir = out_dir or default_out(exp)
     prepare(exp, out_dir)
     log_path = os.path.join(out_dir, 'events.jsonl')
@@ -65,9 +66,10 @@ def execute(exp, out_dir=None, say=print, plots=True):
         % (exp.name, exp.backend, exp.policy, exp.seed, out_dir))
     if exp.backend == 'sim':
         from .sim import runner
+        info = runner.run(exp, log_path, say)
     else:
         from .emulator import runner
-    info = runner.run(exp, log_path, say)
+        info = runner.run(exp, log_path, say, attach)
     wall = time.monotonic() - t0
     with open(os.path.join(out_dir, 'run.json'), 'w') as f:
         json.dump({'seed': exp.seed, 'backend': exp.backend,

@@ -31,8 +31,10 @@ from ..errors import NetschedError
 
 
 class ControllerCore:
-    def __init__(self, g, queues, policy=None, scale=1.0):
+    def __init__(self, g, queues, policy=None, scale=1.0, decision_log=None):
         self.g = g
+        self.scale = scale
+        self.decision_log = decision_log
         self.queues = qos.check_queues(queues)
         self.switch_of = topo.by_dpid(g)
         self.ingress = {self.dpid(s) for s in of.ingress_switches(g)}
@@ -49,7 +51,7 @@ class ControllerCore:
         policy = None if not p.get('name') else policies.make(
             p['name'], p.get('params'), where='controller policy')
         return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
-                   desc.get('scale', 1.0))
+                   desc.get('scale', 1.0), desc.get('decision_log'))
 
     def dpid(self, switch):
         return self.g.nodes[switch]['dpid']
@@ -109,7 +111,9 @@ class ControllerCore:
                        'ready': len(self.ready),
                        'all_ready': len(self.ready) == len(self.switch_of),
                        'rules': len(self.rules),
-                       'policy': self._policy_name()})
+                       'hosts': topo.hosts(self.g), 'queues': self.queues,
+                       'policy': self._policy_name(), 'scale': self.scale,
+                       'decision_log': self.decision_log})
 
     def _op_rules(self, req, now):
         return _reply({'rules': [{'id': i, 'match': m, 'cls': c,

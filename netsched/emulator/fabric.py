@@ -147,6 +147,9 @@ class Fabric:
         setLogLevel('error')
         port = _free_port()
         if self.use_controller:
+            if self.policy and not self.decision_log:
+                self.decision_log = os.path.join(self.state.dir,
+                                                 'decisions.jsonl')
             self.controller = ControllerProcess(
                 self.state, self.g, self.queues, self.scale, self.policy,
                 self.policy_params, self.decision_log)

@@ -18,27 +18,22 @@ whole run.
 """
 import json
 import os
-import selectors
-import socket
-import sys
 import time
 
-from .. import ROOT
-from ..errors import ConfigError, NetschedError
+from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
+from .agents import CONNECT_TIMEOUT_S, AgentFailed, AgentPool, hand_command
+from .attach import AttachedFabric
 from .fabric import Fabric
 from .links import LinkSampler
 
-STUCK_S = 10.0
-CONNECT_TIMEOUT_S = 60.0
-
-
-class AgentFailed(NetschedError):
-    pass
 
 
 class Coordinator:
+    """One experiment's plan on the agents of ``pool`` (running on the
+    fabric ``fab``), its event log, and its stage barriers."""
+
     def __init__(self, exp, plan, fab, log, say):
         self.exp, self.plan, self.fab, self.log, self.say = (
             exp, plan, fab, log, say)
@@ -67,7 +62,10 @@ class Coordinator:
                 k = (t.job, t.iter)
                 self.marks_left[k] = self.marks_left.get(k, 0) + 1
         self.jobs_started = set()
+        self.cpu, self.retrans = {}, {}
         self.decisions = DecisionLog(fab.decision_log)
+        self.pool = AgentPool(self.hosts,
+                              os.path.join(fab.state.dir, 'coord.sock'))
 
     # --- set-up ---------------------------------------------------------
     def slice_for(self, h):
@@ -86,87 +84,19 @@ class Coordinator:
                 else None, 'run': self.fab.run_id,
                 'tcp_cc': os.environ.get('NETSCHED_CC')}
 
-    def start_agents(self, out_dir):
-        path = os.path.join(self.fab.state.dir, 'coord.sock')
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(path)
-        self.server.listen(len(self.hosts) + 8)
-        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep +
-                   os.environ.get('PYTHONPATH', ''))
-        self.procs, self.logs = {}, {}
-        for h in self.hosts:
-            lp = os.path.join(out_dir, 'agent-%s.log' % h)
-            f = open(lp, 'w')
-            self.logs[h] = lp
-            self.procs[h] = self.fab.popen(
-                h, [sys.executable, '-m', 'netsched.emulator.agent',
-                    '--socket', path, '--host', h],
-                stdout=f, stderr=f, env=env)
-            f.close()
-        self.sock, self.rbuf, self.last_seen = {}, {}, {}
-        self.server.settimeout(CONNECT_TIMEOUT_S)
-        deadline = time.monotonic() + CONNECT_TIMEOUT_S
-        pending = []
-        while len(pending) < len(self.hosts):
-            self._check_procs()
-            self.server.settimeout(max(0.1, deadline - time.monotonic()))
-            try:
-                s, _ = self.server.accept()
-            except socket.timeout:
-                raise AgentFailed('agents did not connect within %.0f s'
-                                  % CONNECT_TIMEOUT_S) from None
-            pending.append(s)
-        for s in pending:
-            s.settimeout(CONNECT_TIMEOUT_S)
-            f = s.makefile('r')
-            hello = json.loads(f.readline())
-            h = hello['host']
-            self.sock[h] = (s, f)
-            self._send(h, self.slice_for(h))
-        self._phase('listening')
-        for h in self.hosts:
-            self._send(h, {'op': 'connect'})
-        self._phase('connected')
-        self.sel = selectors.DefaultSelector()
-        for h, (s, f) in self.sock.items():
-            s.setblocking(False)
-            self.rbuf[h] = b''
-            self.sel.register(s, selectors.EVENT_READ, h)
-            self.last_seen[h] = time.monotonic()
-
-    def _phase(self, want):
-        for h, (s, f) in self.sock.items():
-            line = f.readline()
-            if not line:
-                self._check_procs()
-                raise AgentFailed('agent on %s closed its channel during '
-                                  'set-up (log: %s)' % (h, self.logs[h]))
-            m = json.loads(line)
-            if m.get('op') == 'error':
-                raise AgentFailed('agent on %s: %s' % (h, m['msg']))
-            if m.get('op') != want:
-                raise AgentFailed('agent on %s: expected %s, got %r'
-                                  % (h, want, m))
-
-    def _send(self, h, msg):
-        s = self.sock[h][0]
-        blocking = s.getblocking()
-        s.setblocking(True)
-        s.sendall((json.dumps(msg, separators=(',', ':')) + '\n').encode())
-        s.setblocking(blocking)
-
-    def _check_procs(self):
-        for h, p in self.procs.items():
-            if p.poll() is not None:
-                raise AgentFailed('agent on %s exited with code %s (log: %s)'
-                                  % (h, p.returncode, self.logs[h]))
+    def start_agents(self, out_dir=None):
+        """Launch the agents in their hosts (or, without ``out_dir``,
+        wait for agents started by hand), then hand out the plan."""
+        if out_dir is not None:
+            self.pool.launch(self.fab, out_dir)
+        self.pool.accept()
+        self.pool.handshake(self.slice_for)
 
     # --- the run ----------------------------------------------------------
     def run(self):
         t0 = time.monotonic() + 0.5
         self.t0 = t0
-        for h in self.hosts:
-            self._send(h, {'op': 'go', 't0': t0})
+        self.pool.broadcast({'op': 'go', 't0': t0})
         for st in self.plan.stages:
             if st.index == 0:
                 self.log.write(min(self.plan.jobs[j].arrival_s
@@ -186,11 +116,11 @@ class Coordinator:
                                % self.exp.timeout_s)
                 self.say('timeout_s reached: stopping with what was measured')
                 break
-            for key, _ in self.sel.select(timeout=0.05):
-                self._read(key.data)
+            for h, m in self.pool.poll(0.05):
+                self._handle(h, m)
             sampler.maybe_sample(self.log)
             self.decisions.copy(self.log, t0)
-            self._liveness()
+            self.pool.liveness()
             if time.monotonic() - last_progress >= 2.0:
                 last_progress = time.monotonic()
                 self.say('emu t=%.1f s: %d/%d transfers and marks done'
@@ -199,12 +129,16 @@ class Coordinator:
         sampler.sample(self.log)
         wall = time.monotonic() - t0
         self.decisions.copy(self.log, t0)
-        for h in self.hosts:
+        self.pool.broadcast({'op': 'stop'}, ignore_errors=True)
+        for h, m in self.pool.drain(
+                lambda: len(self.cpu) == len(self.hosts), 2.0):
             try:
-                self._send(h, {'op': 'stop'})
-            except OSError:
+                self._handle(h, m)
+            except AgentFailed:      # the run is over: keep what it measured
                 pass
-        cpu = self._collect_cpu()
+        self.pool.close()
+        cpu = sum(self.cpu.values()) \
+            if len(self.cpu) == len(self.hosts) else None
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
                 'agent_cpu_s': cpu, 'run_s': wall,
                 'tcp_retransmits': sum(self.retrans.values()),
@@ -212,41 +146,8 @@ class Coordinator:
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
 
-    def _collect_cpu(self, wait_s=2.0):
-        """Sum of the agents' CPU seconds, from their goodbyes."""
-        self.cpu = {}
-        self.retrans = {}
-        deadline = time.monotonic() + wait_s
-        while len(self.cpu) < len(self.hosts) and \
-                time.monotonic() < deadline:
-            for key, _ in self.sel.select(timeout=0.05):
-                try:
-                    self._read(key.data)
-                except AgentFailed:
-                    self.sel.unregister(key.fileobj)
-        return sum(self.cpu.values()) if len(self.cpu) == len(self.hosts) \
-            else None
-
-    def _read(self, h):
-        s = self.sock[h][0]
-        try:
-            data = s.recv(1 << 16)
-        except BlockingIOError:
-            return
-        if not data:
-            try:                     # a dead agent: say how it ended
-                self.procs[h].wait(timeout=1.0)
-            except Exception:        # still running: it closed the channel
-                pass
-            self._check_procs()
-            raise AgentFailed('agent on %s closed its channel (log: %s)'
-                              % (h, self.logs[h]))
-        self.last_seen[h] = time.monotonic()
-        buf = self.rbuf[h] + data
-        *lines, self.rbuf[h] = buf.split(b'\n')
-        for line in lines:
-            m = json.loads(line)
-            getattr(self, '_on_' + m['op'], self._on_unknown)(h, m)
+    def _handle(self, h, m):
+        getattr(self, '_on_' + m['op'], self._on_unknown)(h, m)
 
     # --- what agents report -------------------------------------------------
     def _on_unknown(self, h, m):
@@ -257,12 +158,14 @@ class Coordinator:
         pass
 
     def _on_bye(self, h, m):
+        """The agent's CPU time (the benchmark's overhead) and its
+        connections' TCP retransmissions (a fidelity diagnostic)."""
         self.cpu[h] = m['cpu_s']
         self.retrans[h] = m.get('retrans', 0)
 
     def _on_error(self, h, m):
         raise AgentFailed('agent on %s: %s (log: %s)'
-                          % (h, m['msg'], self.logs[h]))
+                          % (h, m['msg'], self.pool.logs[h]))
 
     def _on_job_start(self, h, m):
         if m['job'] not in self.jobs_started:
@@ -312,22 +215,12 @@ class Coordinator:
         t = max(self.mark_time[d] for d in self.tasks[b].deps)
         self.log.write(t - self.t0, 'stage_end', stage=st.id, group=st.group,
                        survivors=list(st.survivors))
-        for h in self.hosts:
-            self._send(h, {'op': 'release', 'task': b, 't': t})
+        self.pool.broadcast({'op': 'release', 'task': b, 't': t})
         nxt = [s for s in self.plan.stages
                if s.group == st.group and s.index == st.index + 1]
         if nxt:
             self.log.write(t - self.t0, 'stage_start', stage=nxt[0].id,
                            group=st.group, jobs=list(nxt[0].jobs))
-
-    def _liveness(self):
-        self._check_procs()
-        now = time.monotonic()
-        for h, seen in self.last_seen.items():
-            if now - seen > STUCK_S:
-                raise AgentFailed('agent on %s sent nothing for %.0f s: '
-                                  'stuck (log: %s)' % (h, now - seen,
-                                                       self.logs[h]))
 
 
 class DecisionLog:
@@ -338,8 +231,9 @@ class DecisionLog:
     summarised in run.json."""
 
     def __init__(self, path):
-        self.path = path
-        self.offset = 0
+        self.path = path            # what was there before is not this run's
+        self.offset = os.path.getsize(path) \
+            if path and os.path.exists(path) else 0
         self.buf = b''
         self.applied_ms = []
         self.flow_mods = []
@@ -373,7 +267,10 @@ class DecisionLog:
                 'applied_ms_max': ms[-1] if ms else None}
 
 
-def run(exp, log_path, say):
+def run(exp, log_path, say, attach=None):
+    """Run exp on a fabric brought up for it -- or, with ``attach`` (the
+    socket of a running controller), on a fabric someone brought up,
+    with agents started by hand (the commands are said)."""
     if exp.trace is not None:
         raise ConfigError('%s: coflow traces run on the simulator '
                           '(--backend sim)' % (exp.path or exp.name))
@@ -388,16 +285,28 @@ def run(exp, log_path, say):
     decision_log = os.path.join(out_dir, 'decisions.jsonl')
     if os.path.exists(decision_log):
         os.unlink(decision_log)
+    if attach:
+        fabric = AttachedFabric(exp, attach)
+    else:
+        fabric = Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
+                        mtu=exp.mtu, queue_packets=exp.queue_packets,
+                        fair_queues=exp.fair_queues, log=say,
+                        policy=exp.policy, policy_params=exp.policy_params,
+                        decision_log=decision_log)
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,
                   seed=exp.seed, link_mbps=link_mbps)
-        with Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
-                    mtu=exp.mtu, queue_packets=exp.queue_packets,
-                    fair_queues=exp.fair_queues, log=say,
-                    policy=exp.policy, policy_params=exp.policy_params,
-                    decision_log=decision_log) as fab:
+        with fabric as fab:
             c = Coordinator(exp, plan, fab, log, say)
-            c.start_agents(out_dir)
+            if attach:
+                say('start one agent in each of these hosts (e.g. in the '
+                    'Mininet CLI), within %.0f s:' % CONNECT_TIMEOUT_S)
+                for h in c.hosts:
+                    say('  %s %s > /tmp/netsched-agent-%s.log 2>&1 &' % (
+                        h, hand_command(c.pool.path, h), h))
+                c.start_agents()
+            else:
+                c.start_agents(out_dir)
             say('%d agents connected; running' % len(c.hosts))
             info = c.run()
         log.write(time.monotonic() - c.t0, 'run_end')

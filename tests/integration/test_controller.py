@@ -78,9 +78,10 @@ def test_controller_dscp_is_on_the_wire_downstream(fab):
         for s in sniffers.values():
             s.start()
         time.sleep(0.5)
-        flows = [measure.Flow(h, dst, sport, dport, 2)
-                 for h, dst, sport, dport, _, _ in CONNS]
-        measure.run_iperf(fab, flows)          # iperf3 sends with TOS 0
+        # one after the other: they share sl->sr, where the second class
+        # would starve behind the first. iperf3 sends with TOS 0.
+        for h, dst, sport, dport, _, _ in CONNS:
+            measure.run_iperf(fab, [measure.Flow(h, dst, sport, dport, 2)])
         seen = {}
         for sport, s in sniffers.items():
             pkts = s.stop()
@@ -92,3 +93,52 @@ def test_controller_dscp_is_on_the_wire_downstream(fab):
     finally:
         for a in agents:
             a.close()
+
+
+def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
+        fab, tmp_path):
+    """The worked example of the README: a fabric up with the controller
+    running SEBF, `netsched run EXP --attach SOCKET`, and one agent per
+    host started by hand with the command it prints. The run completes,
+    the controller's decisions reach the event log, and a second run on
+    the same controller starts from a clean slate."""
+    import threading
+
+    from netsched import events, experiment, run
+    exp = experiment.from_dict({
+        'name': 'attach', 'backend': 'emu', 'topology': 'dumbbell,2',
+        'link_gbps': 10, 'scale': 500, 'policy': 'sebf', 'timeout_s': 60,
+        'jobs': [{'id': 'small', 'model': 'resnet50', 'pattern': 'ring',
+                  'workers': 2, 'iterations': 3, 'compute_scale': 0,
+                  'placement': ['hl0', 'hr0']},
+                 {'id': 'large', 'model': 'vgg16', 'pattern': 'ring',
+                  'workers': 2, 'iterations': 1, 'compute_scale': 0,
+                  'placement': ['hl1', 'hr1']}]},
+        str(tmp_path / 'attach.yaml'))
+    for attempt in ('first', 'second'):
+        said, result = [], {}
+
+        def go():
+            try:
+                result['out'] = run.execute(exp, str(tmp_path / attempt),
+                                            say=said.append, plots=False,
+                                            attach=fab.socket_path)
+            except Exception as e:          # reported below
+                result['error'] = e
+        th = threading.Thread(target=go)
+        th.start()
+        deadline = time.monotonic() + 20
+        cmds = []
+        while len(cmds) < 4 and time.monotonic() < deadline and \
+                'error' not in result:
+            cmds = [m.split(None, 1) for m in said if '--host' in m]
+            time.sleep(0.1)
+        assert len(cmds) == 4, (said, result)
+        for host, cmd in cmds:                 # the user, in each host
+            fab.popen(host, ['sh', '-c', cmd.rstrip(' &')])
+        th.join(120)
+        assert 'error' not in result, result
+        out, summary = result['out']
+        assert summary['jobs']['small']['iterations'] == 3
+        kinds = {e['ev'] for e in events.read(out + '/events.jsonl')}
+        assert 'classes' in kinds
