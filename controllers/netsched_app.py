@@ -40,6 +40,7 @@ from netsched.errors import NetschedError
 BARRIER_TIMEOUT_S = 10
 TICK_S = 0.005              # the scheduler's clock: its decide gap
 CONFIRMED_OPS = ('set_class', 'clear_class')
+PORT_STATS_S = 0.5              # how often switches are asked for counters
 
 
 def load_description(env=os.environ):
@@ -101,6 +102,7 @@ class NetschedController(app_manager.RyuApp):
         self.server = hub.spawn(self._serve)
         if self.core.scheduler is not None:
             self.ticker = hub.spawn(self._tick)
+        self.poller = hub.spawn(self._poll_ports)
 
     # --- sending -----------------------------------------------------
     def _send(self, dpid, mods, done=None):
@@ -185,6 +187,19 @@ class NetschedController(app_manager.RyuApp):
         out = self.core.step(now)
         out.core_ms = (time.monotonic() - now) * 1e3
         self._apply(out, now)
+
+    def _poll_ports(self):
+        while True:
+            hub.sleep(PORT_STATS_S)
+            for dp in list(self.datapaths.values()):
+                p, o = dp.ofproto_parser, dp.ofproto
+                dp.send_msg(p.OFPPortStatsRequest(dp, 0, o.OFPP_ANY))
+
+    @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
+    def on_port_stats(self, ev):
+        self.core.on_port_stats(ev.msg.datapath.id,
+                                {st.port_no: st.tx_bytes
+                                 for st in ev.msg.body}, time.monotonic())
 
     # --- switch events -------------------------------------------------
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)

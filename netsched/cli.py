@@ -158,8 +158,11 @@ def status_text(sw, d):
     """The controller's state as a few printed lines."""
     lines = ['controller %s: %d/%d switches ready, policy %s'
              % ('up', sw['ready'], sw['switches'], d.get('policy') or 'none')]
+    links = ['  link %-16s %8.3g Gbit/s  %3.0f%%'
+             % (ln['link'], ln['bps'] / 1e9, 100 * ln['util'])
+             for ln in d.get('links', ())]
     if not d.get('policy'):
-        return '\n'.join(lines)
+        return '\n'.join(lines + links)
     lines.append('run %s: %d agents, %d decisions'
                  % (d['run'] or '-', len(d['hosts']), d['decisions']))
     for j, v in d['jobs'].items():
@@ -177,6 +180,7 @@ def status_text(sw, d):
                         m['ipv4_dst'], m['tcp_dst'], c['coflow'],
                         '-' if c['class'] is None else c['class'],
                         '  rates ' + rates if rates else ''))
+    lines += links
     for dpid, rules in sorted(d['rules'].items()):
         lines.append('  switch %s: %d rules' % (dpid, len(rules)))
         for rule in rules:

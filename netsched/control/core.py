@@ -24,8 +24,9 @@ Reports (no reply), from registered agents:
 Replies carry "ok": true plus fields, or "ok": false and "error".
 """
 from . import openflow as of
+from .linkload import LinkLoad
 from .scheduler import Outcome, Scheduler
-from .. import qos
+from .. import fluid, qos
 from .. import topology as topo
 from ..errors import NetschedError
 
@@ -43,6 +44,7 @@ class ControllerCore:
         self._next_id = 1
         self.scheduler = None if policy is None else Scheduler(
             g, self.queues, policy, scale)
+        self.load = LinkLoad(g, fluid.Network(g), scale)
 
     @classmethod
     def from_description(cls, desc):
@@ -75,6 +77,11 @@ class ControllerCore:
     def on_ready(self, dpid):
         if dpid in self.connected:
             self.ready.add(dpid)
+
+    def on_port_stats(self, dpid, tx_bytes, now):
+        """Transmitted-byte counters {port: bytes} of one switch."""
+        if dpid in self.connected:
+            self.load.update(dpid, tx_bytes, now)
 
     def on_disconnect(self, dpid):
         self.connected.discard(dpid)
@@ -122,9 +129,10 @@ class ControllerCore:
                                      self.rules.items())]})
 
     def _op_decision(self, req, now):
-        if self.scheduler is None:
-            return _reply({'policy': None})
-        return _reply(self.scheduler.status())
+        st = {'policy': None} if self.scheduler is None \
+            else self.scheduler.status()
+        st['links'] = self.load.busiest()
+        return _reply(st)
 
     def _op_set_class(self, req, now):
         match = of.check_match(req.get('match'))

@@ -2,6 +2,7 @@
 scheduler decided is set by its rule in the ingress switch and seen on
 the wire downstream (scapy on the far switch's ports), while the hosts
 send unmarked; the registered agent is told the same class."""
+import threading
 import time
 
 import pytest
@@ -79,9 +80,26 @@ def test_controller_dscp_is_on_the_wire_downstream(fab):
             s.start()
         time.sleep(0.5)
         # one after the other: they share sl->sr, where the second class
-        # would starve behind the first. iperf3 sends with TOS 0.
-        for h, dst, sport, dport, _, _ in CONNS:
-            measure.run_iperf(fab, [measure.Flow(h, dst, sport, dport, 2)])
+        # would starve behind the first. iperf3 sends with TOS 0. Meanwhile
+        # the controller's link load (port statistics) is read.
+        loads, stop = [], threading.Event()
+
+        def watch():
+            with fab.client() as c:
+                while not stop.wait(0.25):
+                    loads.extend(ln['util'] for ln in
+                                 c.request('decision')['links']
+                                 if ln['link'] == 'sl->sr')
+        w = threading.Thread(target=watch)
+        w.start()
+        try:
+            for h, dst, sport, dport, _, _ in CONNS:
+                measure.run_iperf(fab, [measure.Flow(h, dst, sport, dport,
+                                                     2)])
+        finally:
+            stop.set()
+            w.join()
+        assert max(loads) > 0.8, loads     # one greedy flow fills it
         seen = {}
         for sport, s in sniffers.items():
             pkts = s.stop()
@@ -102,8 +120,6 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
     host started by hand with the command it prints. The run completes,
     the controller's decisions reach the event log, and a second run on
     the same controller starts from a clean slate."""
-    import threading
-
     from netsched import events, experiment, run
     exp = experiment.from_dict({
         'name': 'attach', 'backend': 'emu', 'topology': 'dumbbell,2',

@@ -217,3 +217,24 @@ def test_without_policy_agents_are_told_so():
     c = ControllerCore(topo.parse_spec('dumbbell,2'), 8)
     out = c.handle({'op': 'register', 'host': 'hl0'})
     assert 'runs no scheduling policy' in out.reply['error']
+
+
+def test_link_load_from_port_counters():
+    c = core()
+    # sl port 3 faces sr: 2.5 MB in 1 s = 20 Mbit/s emulated = 10 Gbit/s
+    # at scale 500, the link's capacity
+    c.on_port_stats(SL, {3: 1000, 1: 0}, 10.0)
+    c.on_port_stats(SL, {3: 1000 + 2_500_000, 1: 0}, 11.0)
+    (busiest,) = c.handle({'op': 'decision'}).reply['links']
+    assert busiest == {'link': 'sl->sr', 'bps': 10e9, 'util': 1.0}
+
+
+def test_status_text_renders_a_decision():
+    from netsched.cli import status_text
+    c = core()
+    register(c)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    text = status_text(c.handle({'op': 'status'}).reply,
+                       c.handle({'op': 'decision'}).reply)
+    assert 'policy sebf' in text and 'coflow a/0' in text
+    assert '10.0.0.2:40001 -> 10.0.1.2:5000  class 0' in text
