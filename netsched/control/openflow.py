@@ -20,7 +20,7 @@ low bits, so a finished coflow's rules go with one exact-cookie delete.
 """
 import ipaddress
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import qos
 from .. import routing

@@ -42,50 +42,11 @@ import json
 import os
 import queue
 import socket
-import struct
 import sys
 import threading
 import time
 
-HEADER = struct.Struct('!IQ')
-PACED_CHUNK = 8192        # write size while a transfer is rate-limited
-PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
-TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
-
-
-def tcp_total_retrans(s):
-    """Segments this TCP socket has retransmitted (struct tcp_info)."""
-    try:
-        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-    except OSError:
-        return 0
-    return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
-        if len(info) >= 104 else 0
-ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
-CHUNK = 1 << 16
-_ZEROS = bytes(CHUNK)
-
-
-def send_body(s, n, rate_of, between=None):
-    """Write n bytes to s. ``rate_of()``, asked before every write, is the
-    rate to keep to (bytes/s; 0 = as fast as TCP goes): a token bucket
-    between 8 KiB writes, allowed to fall behind by PACED_BURST_S.
-    ``between()`` runs between writes."""
-    left = n
-    due = time.monotonic()
-    while left:
-        rate = rate_of()
-        k = min(left, PACED_CHUNK if rate > 0 else CHUNK)
-        s.sendall(_ZEROS[:k])
-        left -= k
-        if left and rate > 0:
-            due = max(due, time.monotonic() - PACED_BURST_S) + k / rate
-            wait = due - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-        if left and between is not None:
-            between()
-
+from .transport import Transport
 
 class ControllerLink:
     """The agent's channel to the controller's scheduler: one
@@ -183,36 +144,13 @@ class Agent:
             self.pending[t['id']] = len(t['deps'])
         self.finish = {}
         # listen, then connect out (the coordinator orders the phases)
-        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind(('0.0.0.0', plan['listen_port']))
-        self.lsock.listen(256)
-        threading.Thread(target=self._accept, args=(plan['n_in'],),
-                         daemon=True).start()
+        self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
+                             self._started)
+        self.net.listen(plan['listen_port'], plan['n_in'])
         self.tell(op='listening')
         msg = json.loads(self.rfile.readline())
         assert msg['op'] == 'connect', msg
-        self.out = {}
-        for c in plan['conns']:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if plan.get('tcp_cc'):
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
-                             plan['tcp_cc'].encode())
-            s.bind((plan['ip'], c['sport']))
-            for attempt in range(50):
-                try:
-                    s.connect((c['dst_ip'], c['dport']))
-                    break
-                except OSError:
-                    if attempt == 49:
-                        raise
-                    time.sleep(0.1)
-            q = queue.Queue()
-            self.out[c['id']] = (s, q)
-            threading.Thread(target=self._sender, args=(s, q),
-                             daemon=True).start()
+        self.net.connect(plan['ip'], plan['conns'], plan.get('tcp_cc'))
         self.controller = NoController()
         if plan.get('controller'):
             self.controller = ControllerLink(plan['controller'], self.inbox)
@@ -223,72 +161,11 @@ class Agent:
         threading.Thread(target=self._read_ctl, daemon=True).start()
         threading.Thread(target=self._heartbeat, daemon=True).start()
 
-    def _accept(self, n):
-        for _ in range(n):
-            s, _ = self.lsock.accept()
-            # this side sends only ACKs: in the top class (CS7), so a
-            # transfer is never stalled by its own ACKs waiting behind
-            # other classes' data on the reverse path
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ACK_TOS)
-            threading.Thread(target=self._receiver, args=(s,),
-                             daemon=True).start()
-
-    # --- data path ----------------------------------------------------------
-    def _sender(self, s, q):
-        tos = None
-
-        def mark(coflow):
-            nonlocal tos
-            want = (8 * (7 - self.cls.get(coflow, 0))) << 2
-            if want != tos:
-                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
-                tos = want
-        try:
-            while True:
-                t, ready = q.get()
-                mark(t['coflow'])
-                n = max(1, round(t['bytes'] / self.scale))
-                start = time.monotonic()
-                self.tell(op='start', task=t['id'], ready=ready, t=start,
-                          bytes=n)
-                self.controller.report(ev='start', task=t['id'], ready=ready,
-                                       t=start)
-                s.sendall(HEADER.pack(t['id'], n))
-                send_body(s, n, lambda: self.rate.get(t['id'], 0),
-                          lambda: mark(t['coflow']))
-        except OSError as e:
-            self.inbox.put(('error', 'send failed: %s' % e))
-
-    def _receiver(self, s):
-        buf = bytearray(CHUNK)
-        view = memoryview(buf)
-        try:
-            while True:
-                head = self._exact(s, view, HEADER.size)
-                if head is None:
-                    return
-                tid, n = HEADER.unpack(head)
-                left = n
-                while left:
-                    k = s.recv_into(view, min(left, CHUNK))
-                    if k == 0:
-                        raise OSError('connection closed mid-transfer')
-                    left -= k
-                self.inbox.put(('recv', tid, time.monotonic()))
-        except OSError as e:
-            self.inbox.put(('error', 'receive failed: %s' % e))
-
-    @staticmethod
-    def _exact(s, view, n):
-        got = 0
-        while got < n:
-            k = s.recv_into(view[got:n], n - got)
-            if k == 0:
-                if got == 0:
-                    return None
-                raise OSError('connection closed in a header')
-            got += k
-        return bytes(view[:n])
+    def _started(self, task, ready, start, n):
+        """A sender thread began writing a transfer."""
+        self.tell(op='start', task=task['id'], ready=ready, t=start, bytes=n)
+        self.controller.report(ev='start', task=task['id'], ready=ready,
+                               t=start)
 
     # --- scheduling ---------------------------------------------------------
     def _done(self, tid, t):
@@ -308,7 +185,7 @@ class Agent:
                 self.tell(op='job_start', job=task['job'], t=ready)
             heapq.heappush(self.timers, (ready + task['dur'], task['id']))
         elif kind == 'send':
-            self.out[task['conn']][1].put((task, ready))
+            self.net.send(task, ready)
         elif kind == 'mark':
             self.tell(op='mark', task=task['id'], t=ready)
             self.controller.report(ev='mark', job=task['job'],
@@ -320,12 +197,10 @@ class Agent:
         connections' TCP retransmissions (a fidelity diagnostic)."""
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        retrans = 0
-        for s, _ in getattr(self, 'out', {}).values():
-            retrans += tcp_total_retrans(s)
+        net = getattr(self, 'net', None)
         try:
             self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
-                      retrans=retrans)
+                      retrans=net.retransmits() if net else 0)
         except OSError:
             pass
 
@@ -369,7 +244,7 @@ class Agent:
                 if m['op'] == 'release':
                     self._done(m['task'], m['t'])
                 elif m['op'] == 'classes':
-                    self.cls.update(m['classes'])
+                    self.cls.update(m['classes'])   # shared with senders
                 elif m['op'] == 'rates':
                     self.rate.update({int(k): v
                                       for k, v in m['rates'].items()})

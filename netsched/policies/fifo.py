@@ -1,6 +1,4 @@
 """FIFO: coflows in arrival order."""
-import numpy as np
-
 from .base import Decision, Policy, arrival_order
 from .registry import register
 

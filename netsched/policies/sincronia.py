@@ -1,7 +1,7 @@
 """Sincronia (SIGCOMM 2018): BSSI ordering."""
 import numpy as np
 
-from .base import Decision, Policy, arrival_order
+from .base import Decision, Policy
 from .registry import register
 
 

@@ -4,7 +4,7 @@ import socket
 import threading
 import time
 
-from netsched.emulator import agent
+from netsched.emulator import transport as agent
 
 
 def _send(size, rate_of):

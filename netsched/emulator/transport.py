@@ -1,0 +1,165 @@
+"""The agent's data path: real TCP between emulated hosts. Every
+outgoing connection is one persistent TCP connection bound to the plan's
+source port (so the ECMP path is the plan's) with a sender thread that
+writes one transfer at a time, in the order transfers became ready, each
+preceded by a 12-byte header (task id, length), marked with the DSCP of
+its coflow's class (IP_TOS, looked up again every 64 KiB) and kept to
+the rate the controller gave it, if any. A receiver thread per incoming
+connection timestamps the last byte of every transfer; its ACKs go in
+class 0."""
+import queue
+import socket
+import struct
+import threading
+import time
+
+HEADER = struct.Struct('!IQ')
+PACED_CHUNK = 8192        # write size while a transfer is rate-limited
+PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
+TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
+
+
+def tcp_total_retrans(s):
+    """Segments this TCP socket has retransmitted (struct tcp_info)."""
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return 0
+    return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
+        if len(info) >= 104 else 0
+ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
+CHUNK = 1 << 16
+_ZEROS = bytes(CHUNK)
+
+
+def send_body(s, n, rate_of, between=None):
+    """Write n bytes to s. ``rate_of()``, asked before every write, is the
+    rate to keep to (bytes/s; 0 = as fast as TCP goes): a token bucket
+    between 8 KiB writes, allowed to fall behind by PACED_BURST_S.
+    ``between()`` runs between writes."""
+    left = n
+    due = time.monotonic()
+    while left:
+        rate = rate_of()
+        k = min(left, PACED_CHUNK if rate > 0 else CHUNK)
+        s.sendall(_ZEROS[:k])
+        left -= k
+        if left and rate > 0:
+            due = max(due, time.monotonic() - PACED_BURST_S) + k / rate
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        if left and between is not None:
+            between()
+
+
+class Transport:
+    """Listening, connecting, sending and receiving for one agent.
+    ``cls`` ({coflow: class}) and ``rate`` ({task id: emulated bytes/s})
+    are the agent's, updated as decisions arrive and read by the sender
+    threads; ``inbox`` gets ('recv', task id, time) and ('error', msg);
+    ``on_start(task, ready, start, n)`` runs as a transfer starts."""
+
+    def __init__(self, scale, cls, rate, inbox, on_start):
+        self.scale, self.cls, self.rate = scale, cls, rate
+        self.inbox, self.on_start = inbox, on_start
+        self.out = {}                  # connection id -> (socket, queue)
+
+    def listen(self, port, n_in):
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(('0.0.0.0', port))
+        self.lsock.listen(256)
+        threading.Thread(target=self._accept, args=(n_in,),
+                         daemon=True).start()
+
+    def connect(self, ip, conns, tcp_cc=None):
+        for c in conns:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tcp_cc:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
+                             tcp_cc.encode())
+            s.bind((ip, c['sport']))
+            for attempt in range(50):
+                try:
+                    s.connect((c['dst_ip'], c['dport']))
+                    break
+                except OSError:
+                    if attempt == 49:
+                        raise
+                    time.sleep(0.1)
+            q = queue.Queue()
+            self.out[c['id']] = (s, q)
+            threading.Thread(target=self._sender, args=(s, q),
+                             daemon=True).start()
+
+    def send(self, task, ready):
+        """Queue a transfer on its connection."""
+        self.out[task['conn']][1].put((task, ready))
+
+    def retransmits(self):
+        return sum(tcp_total_retrans(s) for s, _ in self.out.values())
+
+    def _accept(self, n):
+        for _ in range(n):
+            s, _ = self.lsock.accept()
+            # this side sends only ACKs: in the top class (CS7), so a
+            # transfer is never stalled by its own ACKs waiting behind
+            # other classes' data on the reverse path
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ACK_TOS)
+            threading.Thread(target=self._receiver, args=(s,),
+                             daemon=True).start()
+
+    def _sender(self, s, q):
+        tos = None
+
+        def mark(coflow):
+            nonlocal tos
+            want = (8 * (7 - self.cls.get(coflow, 0))) << 2
+            if want != tos:
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
+                tos = want
+        try:
+            while True:
+                t, ready = q.get()
+                mark(t['coflow'])
+                n = max(1, round(t['bytes'] / self.scale))
+                self.on_start(t, ready, time.monotonic(), n)
+                s.sendall(HEADER.pack(t['id'], n))
+                send_body(s, n, lambda: self.rate.get(t['id'], 0),
+                          lambda: mark(t['coflow']))
+        except OSError as e:
+            self.inbox.put(('error', 'send failed: %s' % e))
+
+    def _receiver(self, s):
+        buf = bytearray(CHUNK)
+        view = memoryview(buf)
+        try:
+            while True:
+                head = _exact(s, view, HEADER.size)
+                if head is None:
+                    return
+                tid, n = HEADER.unpack(head)
+                left = n
+                while left:
+                    k = s.recv_into(view, min(left, CHUNK))
+                    if k == 0:
+                        raise OSError('connection closed mid-transfer')
+                    left -= k
+                self.inbox.put(('recv', tid, time.monotonic()))
+        except OSError as e:
+            self.inbox.put(('error', 'receive failed: %s' % e))
+
+
+def _exact(s, view, n):
+    got = 0
+    while got < n:
+        k = s.recv_into(view[got:n], n - got)
+        if k == 0:
+            if got == 0:
+                return None
+            raise OSError('connection closed in a header')
+        got += k
+    return bytes(view[:n])
