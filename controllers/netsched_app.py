@@ -185,7 +185,10 @@ class NetschedController(app_manager.RyuApp):
     def _step(self):
         now = time.monotonic()
         out = self.core.step(now)
-        out.core_ms = (time.monotonic() - now) * 1e3
+        cost_s = time.monotonic() - now
+        out.core_ms = cost_s * 1e3
+        if out.decided:
+            self.core.note_cost(cost_s)
         self._apply(out, now)
 
     def _poll_ports(self):

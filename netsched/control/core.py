@@ -104,6 +104,11 @@ class ControllerCore:
         out.mods = self._connected_only(out.mods)
         return out
 
+    def note_cost(self, seconds):
+        """The wall time the last deciding step took (see Scheduler)."""
+        if self.scheduler is not None:
+            self.scheduler.note_cost(seconds)
+
     def step(self, now):
         """Time passed: the scheduler decides if something changed."""
         if self.scheduler is None:

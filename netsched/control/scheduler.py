@@ -19,7 +19,9 @@ policy's rates reserved and the rest back-filled by class, as the
 simulator computes it). It decides when flows start, when a coflow ends
 (and at every transfer end for policies that decide per flow or give
 rates), at the policy's recheck time, and at most once per
-``decide_gap_s``.
+``decide_gap_s`` (5 ms), which grows to twice the measured cost of a
+decision (the app reports it: ``note_cost``), so that the controller
+spends at most about half its time deciding and the rest applying.
 
 How it applies a decision:
   - a rule per connection in the classification table of the
@@ -42,6 +44,8 @@ from ..errors import NetschedError
 from ..policies import coflow_class
 
 DECIDE_GAP_S = 0.005          # at most one decision per 5 ms
+COST_FACTOR = 2.0             # ... or per twice what a decision costs
+COST_SMOOTHING = 0.2          # weight of the newest cost in the average
 
 
 @dataclass
@@ -66,7 +70,8 @@ class Scheduler:
                  decide_gap_s=DECIDE_GAP_S):
         self.g, self.queues, self.policy = g, queues, policy
         self.scale = float(scale)
-        self.decide_gap_s = decide_gap_s
+        self.min_gap_s = self.decide_gap_s = decide_gap_s
+        self.cost_s = 0.0
         self.net = fluid.Network(g)
         self.rules = RuleTable(queues)
         self.run = None
@@ -136,6 +141,12 @@ class Scheduler:
             # policies that decide per flow, or whose rates limit the
             # transfers (what it freed is back-filled), are asked again
             self.dirty = True
+
+    def note_cost(self, seconds):
+        """What the last decision cost (measured by the caller): the gap
+        between decisions follows a smoothed multiple of it."""
+        self.cost_s += COST_SMOOTHING * (seconds - self.cost_s)
+        self.decide_gap_s = max(self.min_gap_s, COST_FACTOR * self.cost_s)
 
     # --- deciding ---------------------------------------------------------
     def step(self, now):

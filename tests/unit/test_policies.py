@@ -130,6 +130,13 @@ def test_pending_sends_count_in_a_coflows_remaining_bytes():
     ([0, 1], [3, 5], [3, 5]),                 # gaps are fine
     (list(range(10)), [-1] * 10, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7]),
     ([0, 1], [7, 7], [7, 7]),                 # out of classes: tie
+    # 12 coflows in 8 classes; the first ends: nobody else moves
+    (list(range(11)), [1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7],
+     [1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7]),
+    # out of classes with a coflow ranked above one it used to trail:
+    # it joins the last class, the others stay
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8], [0, 1, 2, 3, 4, 5, 6, 7, 3],
+     [0, 1, 2, 3, 4, 5, 6, 7, 7]),
 ])
 def test_stable_classes_keep_running_coflows_where_they_are(rank, current,
                                                             want):
@@ -141,3 +148,32 @@ def test_stable_classes_keep_running_coflows_where_they_are(rank, current,
         for j in range(len(r)):
             if r[i] < r[j]:
                 assert got[i] <= got[j]
+
+
+def test_stable_classes_properties_on_random_orders():
+    """Never against the ranks, inside 0..Q-1; applying the result again
+    changes nothing; a coflow ending moves nobody; one coflow overtaking
+    many moves itself only."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        q = int(rng.integers(1, 9))
+        rank = rng.integers(0, n, n)
+        current = np.where(rng.random(n) < 0.3, -1, rng.integers(0, q, n))
+        got = policies.stable_classes(rank, current, q)
+        assert got.min() >= 0 and got.max() <= q - 1
+        for i in range(n):
+            assert (got[rank < rank[i]] <= got[i]).all()
+        again = policies.stable_classes(rank, got, q)
+        assert again.tolist() == got.tolist()
+        gone = int(rng.integers(n))
+        keep = np.arange(n) != gone
+        after = policies.stable_classes(rank[keep], got[keep], q)
+        assert after.tolist() == got[keep].tolist()
+    # 40 coflows over 8 classes; the last one's remaining work drops to
+    # nothing and it ranks first: only it moves
+    rank = np.arange(40)
+    cur = policies.stable_classes(rank, np.full(40, -1), 8)
+    rank2 = np.r_[np.arange(1, 40), 0]
+    moved = policies.stable_classes(rank2, cur, 8) != cur
+    assert moved.tolist() == [False] * 39 + [True]

@@ -238,3 +238,20 @@ def test_status_text_renders_a_decision():
                        c.handle({'op': 'decision'}).reply)
     assert 'policy sebf' in text and 'coflow a/0' in text
     assert '10.0.0.2:40001 -> 10.0.1.2:5000  class 0' in text
+
+
+def test_decisions_are_spaced_by_their_cost():
+    c = core()
+    register(c)
+    sch = c.scheduler
+    assert sch.decide_gap_s == 0.005
+    for _ in range(50):
+        c.note_cost(0.010)                 # decisions that take 10 ms
+    assert sch.decide_gap_s == pytest.approx(0.020, rel=0.01)
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    assert not report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0,
+                      t=1.01).decided         # within 20 ms: waits
+    assert c.step(1.021).decided
+    for _ in range(50):
+        c.note_cost(0.0001)                # cheap again: back to 5 ms
+    assert sch.decide_gap_s == 0.005
