@@ -3,7 +3,6 @@ returns, the Policy base class, and the mapping of ranks to classes.
 
 See the package docstring for the contract.
 """
-import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,64 +117,44 @@ def stable_classes(rank, current, q):
 
     Re-marking a running TCP connection into another class reorders its
     packets (the old queue drains after the new one), which the emulator
-    pays for in spurious retransmissions. So the running coflows whose
-    classes already agree with the new order -- the longest run of them,
-    in rank order, with classes that never decrease (the earlier ones
-    preferred) -- keep their classes; every other coflow is placed
-    between its neighbours: just above the coflow before it, or, where
-    that would reach the next kept coflow's class, tied with the coflow
-    before it (a new coflow does not push running ones down). Where Q
-    classes do not suffice the last ones share class Q - 1. With many
-    coflows, one arriving, ending or overtaking others moves itself, not
-    the others. With no current classes this is exactly the dense
-    mapping min(dense rank, Q - 1)."""
+    pays for in spurious retransmissions. So: walk the coflows in rank
+    order. One that already has a class keeps it if that is consistent
+    with the order so far (classes only need to increase, not to be
+    dense; a tie it already had with the coflow before it may stay) and
+    pushes at most one running coflow behind it down. Any other is placed
+    just above the coflow before it, or, where that would push the next
+    running coflow down, tied with the coflow before it. Where Q classes
+    do not suffice the rest share class Q-1. So with many coflows, one
+    that overtakes many others moves itself, not them. With no current
+    classes this is exactly the dense mapping min(dense rank, Q - 1)."""
     C = len(rank)
     out = np.empty(C, dtype=np.int64)
-    order = sorted(range(C), key=lambda c: (rank[c], current[c]))
-    kept = _kept(order, current)
-    bound = np.full(C + 1, q, dtype=np.int64)   # next kept coflow's class
+    idx = np.argsort(rank, kind='stable')
+    cur = np.asarray(current, dtype=np.int64)[idx]
+    nxt = np.full(C + 1, q, dtype=np.int64)     # next running coflow's class
+    later = np.zeros((C + 1, q + 1), np.int64)  # running coflows after, by class
     for pos in range(C - 1, -1, -1):
-        c = order[pos]
-        bound[pos] = current[c] if c in kept else bound[pos + 1]
-    prev_cls, prev_rank = -1, None
-    for pos, c in enumerate(order):
+        k = cur[pos]
+        nxt[pos] = k if k >= 0 else nxt[pos + 1]
+        later[pos] = later[pos + 1]
+        if k >= 0:
+            later[pos, min(k, q)] += 1
+    prev_cls, prev_rank, prev_kept = -1, None, False
+    for pos, c in enumerate(idx.tolist()):
         strict = prev_rank is not None and rank[c] > prev_rank
-        lo = prev_cls + 1 if strict else max(prev_cls, 0)
-        k, hi = int(current[c]), int(bound[pos + 1])
-        if c in kept or lo <= k <= hi:
+        want = prev_cls + 1 if strict else max(prev_cls, 0)
+        k = int(cur[pos])
+        keep = k >= max(want, 0) or (k == prev_cls and prev_kept)
+        keep = keep and k >= 0 and later[pos + 1, :k].sum() <= 1
+        if keep:
             cls = k
-        elif strict and lo >= hi:
+        elif strict and want >= nxt[pos + 1]:
             cls = max(prev_cls, 0)              # tie rather than push
         else:
-            cls = lo
+            cls = want
         out[c] = cls = min(cls, q - 1)
-        prev_cls, prev_rank = cls, rank[c]
+        prev_cls, prev_rank, prev_kept = cls, rank[c], keep
     return out
-
-
-def _kept(order, current):
-    """The longest subsequence of the running coflows (current >= 0), in
-    ``order``, whose classes never decrease; of equally long ones, the
-    one with the earliest coflows (built from the back by patience
-    sorting on the negated classes)."""
-    tails, ends, before = [], [], {}
-    for c in reversed(order):
-        if current[c] < 0:
-            continue
-        v = -int(current[c])
-        i = bisect.bisect_right(tails, v)
-        before[c] = ends[i - 1] if i else None
-        if i == len(tails):
-            tails.append(v)
-            ends.append(c)
-        else:
-            tails[i], ends[i] = v, c
-    kept = set()
-    c = ends[-1] if ends else None
-    while c is not None:
-        kept.add(c)
-        c = before[c]
-    return kept
 
 
 class Policy:
