@@ -53,6 +53,7 @@ class Demand:
         self.arrival = {}             # coflow -> first ready time
         self.sent = {}                # coflow -> bytes received so far
         self.jobs = {}                # job -> {'iter': k, 't': time}
+        self.carrying = {}            # coflow -> connections carrying it
 
     def check_host(self, host):
         if host not in self.ingress:
@@ -115,7 +116,11 @@ class Demand:
         self.unstarted[t.coflow].pop(t.id, None)
         a = self.arrival.get(t.coflow)
         self.arrival[t.coflow] = t.ready if a is None else min(a, t.ready)
-        self.conns[t.conn].coflow = t.coflow
+        conn = self.conns[t.conn]
+        if conn.coflow is not None:
+            self.carrying[conn.coflow].discard(conn.key)
+        conn.coflow = t.coflow
+        self.carrying.setdefault(t.coflow, set()).add(conn.key)
         return True
 
     def finish(self, t):
@@ -136,9 +141,8 @@ class Demand:
 
     def end_coflow(self, coflow):
         """The connections that carried it carry nothing now."""
-        for c in self.conns.values():
-            if c.coflow == coflow:
-                c.coflow = None
+        for key in self.carrying.pop(coflow, ()):
+            self.conns[key].coflow = None
 
     def snapshot(self, now, queues, clairvoyant):
         """The policy's view of the transfers in flight (their coflows'

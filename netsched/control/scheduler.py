@@ -80,6 +80,7 @@ class Scheduler:
     def _reset(self):
         self.demand = Demand(self.g, self.net)
         self.ended = set()            # coflows ended since the last step
+        self.touched = set()          # connections whose rule may change
         self.classes = {}             # coflow -> class (ranked policies)
         self.rates = {}               # send -> emulated bytes/s
         self.serial = {}              # coflow -> owner serial (cookie)
@@ -116,6 +117,7 @@ class Scheduler:
                 t = d.send(ev.get('task'))
                 if d.start(t, ev.get('ready', ev.get('t'))):
                     self.serial.setdefault(t.coflow, len(self.serial) + 1)
+                    self.touched.add(t.conn)
                     self.dirty = True
             elif kind == 'recv':
                 t = d.send(ev.get('task'))
@@ -168,6 +170,7 @@ class Scheduler:
             self._decide(now, out)
         if due or released:         # rules change only with these
             out.mods = self.rules.apply(self._wanted(), released)
+            self.touched = set()
         return out
 
     def _decide(self, now, out):
@@ -197,6 +200,8 @@ class Scheduler:
         if not changed:
             return
         self.classes.update(changed)
+        for c in changed:
+            self.touched |= self.demand.carrying.get(c, set())
         out.log.append({'kind': 'classes', 't': now, 'classes': changed})
         per_host = {}
         for c, k in changed.items():
@@ -231,11 +236,13 @@ class Scheduler:
             out.log.append({'kind': 'rates', 't': snap.t, 'rates': logged})
 
     def _wanted(self):
-        """The rule every connection should have now: the class of the
-        coflow it carries, where the policy gave one."""
+        """The rule each connection touched since the last step should
+        have now: the class of the coflow it carries, where the policy
+        gave one (the others' rules stand)."""
+        conns = self.demand.conns
         return {key: Rule(c.dpid, c.match, self.classes[c.coflow],
                           self.serial[c.coflow])
-                for key, c in self.demand.conns.items()
+                for key, c in ((k, conns[k]) for k in self.touched)
                 if c.coflow is not None and c.coflow in self.classes}
 
     # --- what `netsched status` shows ---------------------------------------
