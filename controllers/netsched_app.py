@@ -77,7 +77,8 @@ def to_ryu(dp, fm):
         inst.append(p.OFPInstructionWriteMetadata(*fm.metadata))
     if fm.goto is not None:
         inst.append(p.OFPInstructionGotoTable(fm.goto))
-    command = {'add': o.OFPFC_ADD, 'delete': o.OFPFC_DELETE}[fm.command]
+    command = {'add': o.OFPFC_ADD, 'delete': o.OFPFC_DELETE,
+               'delete_strict': o.OFPFC_DELETE_STRICT}[fm.command]
     return p.OFPFlowMod(datapath=dp, cookie=fm.cookie,
                         cookie_mask=fm.cookie_mask, table_id=fm.table,
                         command=command, priority=fm.priority,

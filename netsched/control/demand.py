@@ -54,6 +54,8 @@ class Demand:
         self.sent = {}                # coflow -> bytes received so far
         self.jobs = {}                # job -> {'iter': k, 't': time}
         self.carrying = {}            # coflow -> connections carrying it
+        self.on_conn = {}             # (conn, coflow) -> sends not received
+        self.idle = set()             # connections done with their coflow
 
     def check_host(self, host):
         if host not in self.ingress:
@@ -75,6 +77,8 @@ class Demand:
             self.left[t.coflow] = self.left.get(t.coflow, 0) + 1
             self.senders.setdefault(t.coflow, set()).add(host)
             self.job_of[t.coflow] = t.job
+            k = (t.conn, t.coflow)
+            self.on_conn[k] = self.on_conn.get(k, 0) + 1
         self.hosts.add(host)
 
     def _conn(self, host, c):
@@ -120,6 +124,7 @@ class Demand:
         if conn.coflow is not None:
             self.carrying[conn.coflow].discard(conn.key)
         conn.coflow = t.coflow
+        self.idle.discard(conn.key)
         self.carrying.setdefault(t.coflow, set()).add(conn.key)
         return True
 
@@ -131,6 +136,13 @@ class Demand:
         t.done = True
         self.in_flight.discard(t.id)
         self.sent[t.coflow] = self.sent.get(t.coflow, 0.0) + t.bytes
+        k = (t.conn, t.coflow)
+        self.on_conn[k] -= 1
+        conn = self.conns[t.conn]
+        if self.on_conn[k] == 0 and conn.coflow == t.coflow:
+            conn.coflow = None                # sent all it had of it
+            self.carrying[t.coflow].discard(conn.key)
+            self.idle.add(conn.key)
         self.left[t.coflow] -= 1
         return 'coflow' if self.left[t.coflow] == 0 else 'flow'
 

@@ -64,7 +64,7 @@ class FlowMod:
     metadata: tuple = None          # (value, mask) for write-metadata
     cookie: int = 0
     cookie_mask: int = 0
-    command: str = 'add'            # 'add' or 'delete'
+    command: str = 'add'            # 'add', 'delete' or 'delete_strict'
 
     def to_dict(self):
         d = {'command': self.command, 'table': self.table,
@@ -231,6 +231,15 @@ def schedule_rule(match, cls, q, owner_id):
     coflow (or job) ``owner_id``."""
     return classify_rule(match, cls, q, owner_id, SCHEDULE_PRIORITY,
                          OWNER_SCHEDULE)
+
+
+def schedule_delete_rule(match, owner_id):
+    """The scheduler's rule of one connection (exact match, priority)."""
+    m = dict(check_match(match), eth_type=ETH_IP)
+    return FlowMod(CLASSIFY_TABLE, SCHEDULE_PRIORITY, _m(**m),
+                   command='delete_strict',
+                   cookie=cookie(OWNER_SCHEDULE, owner_id),
+                   cookie_mask=(1 << 64) - 1)
 
 
 def schedule_delete(owner_id=None):

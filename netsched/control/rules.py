@@ -1,7 +1,10 @@
 """The scheduler's rules in the switches: per connection, one rule in
 the classification table of its ingress switch that sets the DSCP of
 the connection's class, owned (cookie) by the coflow or job whose data
-the connection carries now.
+the connection carries now. When a connection has sent all it had of
+that coflow its rule goes, so that its next coflow's packets are not
+classed by a stale rule before the next decision (they would be
+re-marked a few ms into the transfer and reordered).
 
 The table keeps what is installed and turns a wanted state into the
 FlowMods that reach it: only changes, deletes before adds, nothing
@@ -26,11 +29,12 @@ class RuleTable:
         self.queues = queues
         self.installed = {}          # connection key -> Rule
 
-    def apply(self, wanted, released=()):
+    def apply(self, wanted, released=(), idle=()):
         """FlowMods per dpid that take the switches from what is
         installed to ``wanted`` ({connection key: Rule}; connections not
         named keep their rule) after removing every rule of the owners
-        in ``released``."""
+        in ``released`` (one cookie delete per switch) and then the rules
+        of the ``idle`` connections that are left (one each)."""
         out = {}
         for owner in sorted(set(released)):
             keys = [k for k, r in self.installed.items() if r.owner == owner]
@@ -38,6 +42,11 @@ class RuleTable:
                 out.setdefault(dpid, []).append(of.schedule_delete(owner))
             for k in keys:
                 del self.installed[k]
+        for key in sorted(set(idle) - set(wanted)):
+            r = self.installed.pop(key, None)
+            if r is not None:
+                out.setdefault(r.dpid, []).append(
+                    of.schedule_delete_rule(dict(r.match), r.owner))
         for key in sorted(wanted):
             rule = wanted[key]
             old = self.installed.get(key)

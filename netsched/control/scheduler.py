@@ -85,6 +85,7 @@ class Scheduler:
         self.rates = {}               # send -> emulated bytes/s
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
+        self.ranked = False           # the policy has given classes
         self.dirty = False
         self.dirty_since = None
         self.recheck_at = None
@@ -168,8 +169,9 @@ class Scheduler:
         out = Outcome({}, {}, [])
         if due:
             self._decide(now, out)
-        if due or released:         # rules change only with these
-            out.mods = self.rules.apply(self._wanted(), released)
+        idle, self.demand.idle = self.demand.idle, set()
+        if due or released or idle or (self.ranked and self.touched):
+            out.mods = self.rules.apply(self._wanted(), released, idle)
             self.touched = set()
         return out
 
@@ -189,6 +191,7 @@ class Scheduler:
         names = snap.coflow_id
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
+            self.ranked = True
             self._set_classes(now, names, cls, out)
         if d.flow_rate is not None:
             self._limit_rates(snap, tasks, cls, d.flow_rate, out)
@@ -237,13 +240,18 @@ class Scheduler:
 
     def _wanted(self):
         """The rule each connection touched since the last step should
-        have now: the class of the coflow it carries, where the policy
-        gave one (the others' rules stand)."""
+        have now (the others' rules stand): the class of the coflow it
+        carries -- class 0 while that coflow has none yet, as its agent
+        marks it, so that a connection's next coflow does not go out in
+        the previous one's class until the next decision (its packets
+        would be re-marked, and reordered, a few ms into the transfer)."""
         conns = self.demand.conns
-        return {key: Rule(c.dpid, c.match, self.classes[c.coflow],
+        if not self.ranked:
+            return {}
+        return {key: Rule(c.dpid, c.match, self.classes.get(c.coflow, 0),
                           self.serial[c.coflow])
                 for key, c in ((k, conns[k]) for k in self.touched)
-                if c.coflow is not None and c.coflow in self.classes}
+                if c.coflow is not None}
 
     # --- what `netsched status` shows ---------------------------------------
     def status(self):

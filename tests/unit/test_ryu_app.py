@@ -80,3 +80,14 @@ def test_delete_by_cookie_bytes(app):
     back = roundtrip(app, of.classify_delete())
     assert back.command == 3 and back.table_id == 0xff   # OFPFC_DELETE, all
     assert back.cookie_mask == 0xff << 56
+
+
+def test_schedule_rule_and_its_strict_delete_bytes(app):
+    match = of.connection_match('10.0.0.2', '10.0.1.2', 40001, 5000)
+    add = roundtrip(app, of.schedule_rule(match, 1, 8, 7))
+    assert add.priority == 200 and add.cookie == (3 << 56) | 7
+    assert add.instructions[0].actions[0].value == 48
+    back = roundtrip(app, of.schedule_delete_rule(match, 7))
+    assert back.command == 4 and back.table_id == 0       # DELETE_STRICT
+    assert back.priority == 200 and back.cookie_mask == (1 << 64) - 1
+    assert dict(back.match.items()) == dict(add.match.items())
