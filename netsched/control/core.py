@@ -18,7 +18,8 @@ Requests (a reply each):
                                       and rate, the rules per switch
   {"op": "register", "host": h, "run": r, "conns": [...], "sends": [...]}
                                       an agent; its channel then carries
-                                      the scheduler's messages to it
+                                      the scheduler's messages to it; the
+                                      reply says which events to report
 Reports (no reply), from registered agents:
   {"op": "report", "events": [{"ev": "start"|"recv"|"mark", ...}]}
 Replies carry "ok": true plus fields, or "ok": false and "error".
@@ -169,7 +170,8 @@ class ControllerCore:
         sch = self._scheduler('register')
         out = sch.register(req)
         out.reply = {'policy': self._policy_name(), 'queues': self.queues,
-                     'classes': dict(sch.classes)}
+                     'classes': dict(sch.classes),
+                     'reports': sch.reports_wanted()}
         return out
 
     def _op_report(self, req, now):

@@ -112,8 +112,10 @@ class Demand:
         return t
 
     def start(self, t, ready):
-        """A transfer started; False if it was known to have."""
-        if t.ready is not None:
+        """A transfer started; False if it was known to have, or to have
+        ended (reports of two agents may cross: a short transfer's end
+        can arrive before its start)."""
+        if t.ready is not None or t.done:
             return False
         t.ready = float(ready)
         self.in_flight.add(t.id)
@@ -135,6 +137,7 @@ class Demand:
             return None
         t.done = True
         self.in_flight.discard(t.id)
+        self.unstarted[t.coflow].pop(t.id, None)
         self.sent[t.coflow] = self.sent.get(t.coflow, 0.0) + t.bytes
         k = (t.conn, t.coflow)
         self.on_conn[k] -= 1

@@ -48,10 +48,19 @@ import time
 
 from .transport import Transport
 
+REPORT_BATCH_S = 0.001
+
 class ControllerLink:
     """The agent's channel to the controller's scheduler: one
     registration, then reports out and decisions ('classes', 'rates')
-    in, which go to the agent's inbox."""
+    in, which go to the agent's inbox. Reports are queued by the threads
+    that make them and sent by the agent's main loop whenever it has
+    nothing else to do, and at least every ``REPORT_BATCH_S``, all that
+    gathered in one message: the data path does no I/O for them, and the
+    controller parses a few messages instead of one per transfer start
+    and end. (A write per report slowed the parameter-server pattern from
+    1.10 to 1.19 times the analytical time; a flusher thread of its own,
+    to 1.11-1.16: its wake-ups took the interpreter from the data path.)"""
 
     def __init__(self, path, inbox):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -59,6 +68,8 @@ class ControllerLink:
         self.rfile = self.sock.makefile('r')
         self.lock = threading.Lock()
         self.inbox = inbox
+        self.queued = []
+        self.queue_lock = threading.Lock()
 
     def _write(self, msg):
         data = (json.dumps(msg, separators=(',', ':')) + '\n').encode()
@@ -77,11 +88,29 @@ class ControllerLink:
         if not reply or not reply.get('ok'):
             raise RuntimeError('controller refused the registration: %s'
                                % (reply or {}).get('error', 'no reply'))
+        self.wanted = set(reply.get('reports', ('start', 'recv', 'mark')))
         threading.Thread(target=self._read, daemon=True).start()
         return reply
 
     def report(self, **ev):
-        self._write({'op': 'report', 'events': [ev]})
+        """Queue a report (of the kinds the controller asked for); the
+        first of a batch nudges the main loop."""
+        if ev['ev'] not in self.wanted:
+            return
+        with self.queue_lock:
+            first = not self.queued
+            self.queued.append(ev)
+        if first:
+            self.inbox.put(('flush',))
+
+    def pending(self):
+        return bool(self.queued)
+
+    def flush(self):
+        with self.queue_lock:
+            events, self.queued = self.queued, []
+        if events:
+            self._write({'op': 'report', 'events': events})
 
     def _read(self):
         for line in self.rfile:
@@ -94,6 +123,12 @@ class NoController:
     """Stands in for the link when the fabric runs no policy."""
 
     def report(self, **ev):
+        pass
+
+    def pending(self):
+        return False
+
+    def flush(self):
         pass
 
 
@@ -226,6 +261,11 @@ class Agent:
                     self._done(tid, at)
             timeout = (self.timers[0][0] - time.monotonic()
                        if self.timers else 0.5)
+            if self.controller.pending():
+                if self.inbox.empty():
+                    self.controller.flush()
+                else:
+                    timeout = min(timeout, REPORT_BATCH_S)
             try:
                 msg = self.inbox.get(timeout=max(timeout, 0.0))
             except queue.Empty:
@@ -239,6 +279,8 @@ class Agent:
             elif kind == 'error':
                 self.tell(op='error', msg=msg[1])
                 return 1
+            elif kind == 'flush':
+                pass                    # reports go out below, when idle
             else:
                 m = msg[1]
                 if m['op'] == 'release':

@@ -50,6 +50,7 @@ class Coordinator:
                 self.waiting_on.setdefault(d, []).append(b)
         self.mark_time = {}
         self.started = {}                    # send -> (ready, start) abs
+        self.early = {}                      # send -> end read before start
         self.recv_done = 0
         self.marks_done = 0
         self.coflow_left = {}
@@ -178,13 +179,23 @@ class Coordinator:
         a = self.coflow_arrival.get(t.coflow)
         self.coflow_arrival[t.coflow] = m['ready'] if a is None \
             else min(a, m['ready'])
+        if t.id in self.early:              # its end was read first
+            self._finished(t, self.early.pop(t.id))
 
     def _on_recv(self, h, m):
-        t0 = self.t0
+        """Two agents' messages may cross: a short transfer's end can be
+        read before its start; it is logged when both are known."""
         t = self.sends[m['task']]
-        ready, start = self.started.get(t.id, (m['t'], m['t']))
+        if t.id not in self.started:
+            self.early[t.id] = m['t']
+            return
+        self._finished(t, m['t'])
+
+    def _finished(self, t, t_recv):
+        t0 = self.t0
+        ready, start = self.started[t.id]
         self.recv_done += 1
-        self.log.write(m['t'] - t0, 'flow', id=t.id, coflow=t.coflow,
+        self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
                        src=t.host, dst=t.dst, bytes=t.bytes,
                        start=start - t0)
         self.coflow_left[t.coflow] -= 1
@@ -192,7 +203,7 @@ class Coordinator:
             self.log.write(self.coflow_arrival[t.coflow] - t0, 'coflow',
                            coflow=t.coflow, job=t.job, iter=t.iter,
                            bytes=self.plan.coflow_bytes[t.coflow])
-            self.log.write(m['t'] - t0, 'coflow_end', coflow=t.coflow)
+            self.log.write(t_recv - t0, 'coflow_end', coflow=t.coflow)
 
     def _on_mark(self, h, m):
         t = self.tasks[m['task']]

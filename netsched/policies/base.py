@@ -168,11 +168,15 @@ class Policy:
 
     ``clairvoyant`` policies read coflows' pending sends (the snapshot's
     ``pending_*`` arrays); for the others the backends leave them empty.
+
+    ``static`` policies decide nothing, ever (per-flow fair sharing): a
+    backend need not build snapshots to ask them.
     """
     name = None
     params = {}                        # parameter -> default
     decides_on = 'flows'
     clairvoyant = False
+    static = False
 
     def __init__(self, **params):
         for k, v in params.items():

@@ -9,6 +9,7 @@ class Fair(Policy):
     (emulator) or max-min fairness (simulator) shares the links."""
     name = 'fair'
     decides_on = 'coflows'
+    static = True
 
     def decide(self, snap):
         return Decision()

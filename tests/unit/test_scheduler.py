@@ -172,7 +172,9 @@ def test_fair_installs_nothing():
     c = core('fair')
     register(c)
     out = report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
-    assert out.decided and not out.mods and not out.pushes
+    # a static policy is not even asked: no snapshot is built
+    assert not out.decided and not out.mods and not out.pushes
+    assert c.scheduler.decisions == 0
 
 
 def test_a_new_run_forgets_the_old_one_and_its_rules():
@@ -287,3 +289,25 @@ def test_a_connection_done_with_its_coflow_loses_its_rule():
     out = report(c, 'hr1', 1.2, ev='recv', task=2, t=1.2)
     assert [(m.command, m.cookie) for m in out.mods[SL]] == [
         ('delete', (3 << 56) | 1)]
+
+
+def test_an_end_reported_before_its_start_is_kept_consistent():
+    """Two agents' reports may cross: the receiver's 'recv' of a short
+    transfer before the sender's 'start'. The transfer is then done, not
+    in flight forever, and its coflow ends."""
+    c = core()
+    register(c)
+    report(c, 'hr0', 1.0, ev='recv', task=1, t=1.0)
+    out = report(c, 'hl0', 1.01, ev='start', task=1, ready=0.99, t=0.99)
+    d = c.scheduler.demand
+    assert d.in_flight == set() and d.unstarted['a/0'] == {}
+    assert d.left['a/0'] == 0 and not out.mods
+
+
+def test_registration_says_which_events_to_report():
+    """A policy that decides nothing needs only job progress from the
+    agents (per-transfer reports cost the hosts CPU); the others need
+    every start and end."""
+    assert register(core('fair'))[0].reply['reports'] == ['mark']
+    assert register(core('sebf'))[0].reply['reports'] == [
+        'start', 'recv', 'mark']
