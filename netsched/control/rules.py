@@ -2,9 +2,9 @@
 the classification table of its ingress switch that sets the DSCP of
 the connection's class, owned (cookie) by the coflow or job whose data
 the connection carries now. When a connection has sent all it had of
-that coflow its rule goes, so that its next coflow's packets are not
-classed by a stale rule before the next decision (they would be
-re-marked a few ms into the transfer and reordered).
+that coflow its rule goes (with the next batch), so that its next
+coflow's packets are classed by their agent's mark rather than by a
+stale rule until the next decision.
 
 The table keeps what is installed and turns a wanted state into the
 FlowMods that reach it: only changes, deletes before adds, nothing

@@ -85,7 +85,6 @@ class Scheduler:
         self.rates = {}               # send -> emulated bytes/s
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
-        self.ranked = False           # the policy has given classes
         self.dirty = False
         self.dirty_since = None
         self.recheck_at = None
@@ -178,8 +177,8 @@ class Scheduler:
         out = Outcome({}, {}, [])
         if due:
             self._decide(now, out)
-        idle, self.demand.idle = self.demand.idle, set()
-        if due or released or idle or (self.ranked and self.touched):
+        if due or released:         # rules change with these only
+            idle, self.demand.idle = self.demand.idle, set()
             out.mods = self.rules.apply(self._wanted(), released, idle)
             self.touched = set()
         return out
@@ -200,7 +199,6 @@ class Scheduler:
         names = snap.coflow_id
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
-            self.ranked = True
             self._set_classes(now, names, cls, out)
         if d.flow_rate is not None:
             self._limit_rates(snap, tasks, cls, d.flow_rate, out)
@@ -250,17 +248,12 @@ class Scheduler:
     def _wanted(self):
         """The rule each connection touched since the last step should
         have now (the others' rules stand): the class of the coflow it
-        carries -- class 0 while that coflow has none yet, as its agent
-        marks it, so that a connection's next coflow does not go out in
-        the previous one's class until the next decision (its packets
-        would be re-marked, and reordered, a few ms into the transfer)."""
+        carries, where the policy gave one."""
         conns = self.demand.conns
-        if not self.ranked:
-            return {}
-        return {key: Rule(c.dpid, c.match, self.classes.get(c.coflow, 0),
+        return {key: Rule(c.dpid, c.match, self.classes[c.coflow],
                           self.serial[c.coflow])
                 for key, c in ((k, conns[k]) for k in self.touched)
-                if c.coflow is not None}
+                if c.coflow is not None and c.coflow in self.classes}
 
     # --- what `netsched status` shows ---------------------------------------
     def status(self):

@@ -263,30 +263,37 @@ def test_decisions_are_spaced_by_their_cost():
 
 def test_a_connection_done_with_its_coflow_loses_its_rule():
     """A coflow on two connections: when one of them has sent all it had
-    of it, its rule goes (strict delete), while the coflow's other
-    connection keeps its rule until the coflow ends (cookie delete)."""
+    of it, its rule goes with the next batch (strict delete), while the
+    coflow's other connection keeps its rule until the coflow ends
+    (cookie delete)."""
     c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
                        policies.make('sebf'), scale=500.0)
     for d in (SL, SR):
         c.on_connect(d)
     sw = Switches()
-    for host, dst, dst_ip, sport, tid in (('hl0', 'hr0', '10.0.1.2', 40001, 1),
-                                          ('hl1', 'hr1', '10.0.1.3', 40002, 2)):
+    for host, dst_ip, sport, sends in (
+            ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0')]),
+            ('hl1', '10.0.1.3', 40002, [(2, 'a/0', 'hr1')]),
+            ('hr0', '10.0.0.2', 40003, [(3, 'b/0', 'hl0')])):
         c.handle({'op': 'register', 'host': host, 'run': 'r',
                   'conns': [{'id': 1, 'sport': sport, 'dport': 5000,
                              'dst_ip': dst_ip}],
-                  'sends': [{'id': tid, 'coflow': 'a/0', 'bytes': MB,
-                             'conn': 1, 'dst': dst}]}, 0.0)
+                  'sends': [{'id': tid, 'coflow': cf, 'bytes': MB,
+                             'conn': 1, 'dst': dst}
+                            for tid, cf, dst in sends]}, 0.0)
     c.handle({'op': 'report', 'host': 'hl0', 'events': [
         {'ev': 'start', 'task': 1, 'ready': 1.0},
         {'ev': 'start', 'task': 2, 'ready': 1.0}]}, 1.0)
     sw.apply(c.step(1.0).mods)
     assert sw.dscp(SL, 40001) == 56 and sw.dscp(SL, 40002) == 56
     out = report(c, 'hr0', 1.1, ev='recv', task=1, t=1.1)
+    assert not out.mods                       # waits for the next batch
+    out = report(c, 'hr0', 1.2, ev='start', task=3, ready=1.2, t=1.2)
     assert [m.command for m in out.mods[SL]] == ['delete_strict']
+    assert [m.command for m in out.mods[SR]] == ['add']
     sw.apply(out.mods)
     assert sw.dscp(SL, 40001) is None and sw.dscp(SL, 40002) == 56
-    out = report(c, 'hr1', 1.2, ev='recv', task=2, t=1.2)
+    out = report(c, 'hr1', 1.3, ev='recv', task=2, t=1.3)
     assert [(m.command, m.cookie) for m in out.mods[SL]] == [
         ('delete', (3 << 56) | 1)]
 
