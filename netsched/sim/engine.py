@@ -34,35 +34,11 @@ import itertools
 
 import numpy as np
 
+from .columns import Columns
+from .links import LinkMeter
 from .. import fluid
 from ..errors import NetschedError
 from ..policies import Snapshot, coflow_class, flow_priority
-
-
-class _Grow:
-    """Column arrays that grow by doubling (all flows ever started)."""
-
-    def __init__(self, **dtypes):
-        self.n = 0
-        self.cols = {k: np.zeros(1024, dt) for k, dt in dtypes.items()}
-
-    def append(self, **vals):
-        k = len(next(iter(vals.values())))
-        need = self.n + k
-        if need > len(next(iter(self.cols.values()))):
-            size = max(need, 2 * len(next(iter(self.cols.values()))))
-            for name, a in self.cols.items():
-                b = np.zeros(size, a.dtype)
-                b[:self.n] = a[:self.n]
-                self.cols[name] = b
-        for name, v in vals.items():
-            self.cols[name][self.n:need] = v
-        ids = np.arange(self.n, need)
-        self.n = need
-        return ids
-
-    def __getitem__(self, name):
-        return self.cols[name]
 
 
 class Engine:
@@ -75,12 +51,11 @@ class Engine:
         self.resolution_s = resolution_s
         self.rel_tol = rel_tol
         self._per_flow = getattr(policy, 'decides_on', 'flows') != 'coflows'
-        self.sample_s = sample_s
         self.progress = progress
         self.now = 0.0
         self._timers = []
         self._seq = itertools.count()
-        self.flows = _Grow(path=np.int64, coflow=np.int64, src=np.int64,
+        self.flows = Columns(path=np.int64, coflow=np.int64, src=np.int64,
                            dst=np.int64, size=np.float64, start=np.float64)
         self.flow_tag = []                 # driver's object per flow
         self.coflow_names, self.coflow_jobs = [], []
@@ -105,12 +80,8 @@ class Engine:
         self._recheck = None
         self.decisions = 0
         self.events = 0
-        L = len(net.capacity)
-        self._bin_start = 0.0
-        self._bin_bytes = np.zeros(L)
-        self._load = np.zeros(L)
-        self.link_bytes = np.zeros(L)
-        self.peak_util = np.zeros(L)
+        self._load = np.zeros(len(net.capacity))   # bit/s per link now
+        self.links = LinkMeter(net, log, sample_s)
 
     # --- what drivers call ------------------------------------------------
     def at(self, t, fn, *args):
@@ -235,38 +206,8 @@ class Engine:
             self.a_rem -= sent
             self.coflow_sent += np.bincount(
                 self.a_cof, weights=sent, minlength=len(self.coflow_sent))
-        self._account_links(t)
+        self.links.advance(self._load, self.now, t)
         self.now = t
-
-    def _account_links(self, t):
-        w = self.sample_s
-        if not self._load.any():
-            if self._bin_bytes.any() and t >= self._bin_start + w:
-                self._emit_bin()
-            if t >= self._bin_start + w:
-                self._bin_start += w * np.floor((t - self._bin_start) / w)
-            return
-        t0 = self.now
-        while t >= self._bin_start + w:
-            end = self._bin_start + w
-            self._bin_bytes += self._load * (end - t0) / 8.0
-            t0 = end
-            self._emit_bin()
-            self._bin_start = end
-        self._bin_bytes += self._load * (t - t0) / 8.0
-
-    def _emit_bin(self, dt=None):
-        dt = dt or self.sample_s
-        b = self._bin_bytes
-        self.link_bytes += b
-        nz = np.flatnonzero(b)
-        if len(nz):
-            util = b[nz] * 8.0 / (self.net.capacity[nz] * dt)
-            self.peak_util[nz] = np.maximum(self.peak_util[nz], util)
-            self.log.write(self._bin_start, 'links', dt=dt, util={
-                self.net.names[i]: round(float(u), 6)
-                for i, u in zip(nz, util)})
-        self._bin_bytes = np.zeros_like(b)
 
     def _finish_flows(self):
         window = np.maximum(self.rel_tol * (self.now - self.a_start),
@@ -346,6 +287,5 @@ class Engine:
             self.events += 1
             if self.progress:
                 self.progress(self)
-        if self._bin_bytes.any():
-            self._emit_bin(max(self.now - self._bin_start, 1e-12))
+        self.links.close(self.now)
         return self.now
