@@ -14,6 +14,7 @@ import time
 import yaml
 
 from . import __version__, metrics
+from .errors import ConfigError
 
 
 def versions():
@@ -57,7 +58,15 @@ def prepare(exp, out_dir):
 
 def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     """Run one experiment; returns (out_dir, summary). ``attach``: the
-    socket of a running controller whose fabric to run on (emulator)."""
+    socket of a running controller whose fabric to run on (emulator);
+    it is checked before anything is written."""
+    if attach:
+        if exp.backend != 'emu':
+            raise ConfigError('%s: --attach runs on the emulator, not on '
+                              'backend %s' % (exp.path or exp.name,
+                                              exp.backend))
+        from .emulator.attach import AttachedFabric
+        attach = AttachedFabric(exp, attach)
     out_dir = out_dir or default_out(exp)
     prepare(exp, out_dir)
     log_path = os.path.join(out_dir, 'events.jsonl')

@@ -24,7 +24,6 @@ from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
 from .agents import CONNECT_TIMEOUT_S, AgentFailed, AgentPool, hand_command
-from .attach import AttachedFabric
 from .fabric import Fabric
 from .links import LinkSampler
 
@@ -279,9 +278,10 @@ class DecisionLog:
 
 
 def run(exp, log_path, say, attach=None):
-    """Run exp on a fabric brought up for it -- or, with ``attach`` (the
-    socket of a running controller), on a fabric someone brought up,
-    with agents started by hand (the commands are said)."""
+    """Run exp on a fabric brought up for it -- or, with ``attach`` (an
+    AttachedFabric: a running controller's fabric, checked), on a fabric
+    someone brought up, with agents started by hand (the commands are
+    said)."""
     if exp.trace is not None:
         raise ConfigError('%s: coflow traces run on the simulator '
                           '(--backend sim)' % (exp.path or exp.name))
@@ -297,7 +297,7 @@ def run(exp, log_path, say, attach=None):
     if os.path.exists(decision_log):
         os.unlink(decision_log)
     if attach:
-        fabric = AttachedFabric(exp, attach)
+        fabric = attach
     else:
         fabric = Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
                         mtu=exp.mtu, queue_packets=exp.queue_packets,

@@ -1,5 +1,9 @@
+import os
 import subprocess
 import sys
+
+CROSSCHECK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'experiments', 'crosscheck.yaml')
 
 
 def run(*args):
@@ -24,3 +28,21 @@ def test_topo_summary():
 def test_selftest_rejects_bad_rate_before_touching_anything():
     r = run('selftest', '--link-mbps', '5000')
     assert r.returncode == 2 and 'link_mbps must be in' in r.stderr
+
+
+def test_attach_errors_are_clear_and_write_nothing(tmp_path):
+    out = tmp_path / 'out'
+    r = run('run', CROSSCHECK, '--attach',
+            str(tmp_path / 'no.sock'), '--out', str(out))
+    assert r.returncode == 2 and 'cannot reach the controller' in r.stderr
+    r = run('run', CROSSCHECK, '--backend', 'sim',
+            '--attach', str(tmp_path / 'no.sock'), '--out', str(out))
+    assert r.returncode == 2
+    assert '--attach runs on the emulator, not on backend sim' in r.stderr
+    assert 'Traceback' not in r.stderr and not out.exists()
+
+
+def test_status_without_a_controller_is_one_clear_line(tmp_path):
+    r = run('status', '--socket', str(tmp_path / 'ctl.sock'))
+    assert r.returncode == 2
+    assert r.stderr.startswith('netsched: error: cannot reach the controller')
