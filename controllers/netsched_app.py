@@ -271,6 +271,9 @@ class NetschedController(app_manager.RyuApp):
                                      'confirm the change (barrier timeout)'}
                     out.mods = {}
                 if out.reply is not None:
+                    if not out.reply.get('ok'):
+                        self.logger.warning('%s from %s: %s', op, host,
+                                            out.reply.get('error'))
                     self._reply(f, lock, out.reply)
                 self._apply(out, now)
                 if op == 'report':

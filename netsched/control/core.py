@@ -179,7 +179,11 @@ class ControllerCore:
         events = req.get('events')
         if not isinstance(events, list):
             raise NetschedError('report: events must be a list')
-        sch.report(req.get('host'), events, now)
+        try:
+            sch.report(req.get('host'), events, now)
+        except (KeyError, TypeError, ValueError) as e:
+            raise NetschedError('report from %s: malformed event (%s: %s)'
+                                % (req.get('host'), type(e).__name__, e))
         return Outcome({}, {}, [])
 
     def _scheduler(self, op):

@@ -210,6 +210,8 @@ def test_status_shows_classes_connections_and_rules():
                                                  'task': 99}]},
      'never registered'),
     ({'op': 'report', 'host': 'hl0', 'events': 'x'}, 'must be a list'),
+    ({'op': 'report', 'host': 'hl0', 'events': [{'ev': 'mark'}]},
+     'malformed event'),
 ])
 def test_bad_agent_messages_are_errors(req, err):
     c = core()
