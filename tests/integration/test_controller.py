@@ -156,7 +156,8 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
             time.sleep(0.1)
         assert len(cmds) == 4, (said, result)
         for host, cmd in cmds:                 # the user, in each host
-            cmd = cmd.rstrip(' &').replace('/tmp/', str(tmp_path) + '/')
+            cmd = cmd.rstrip(' &').replace('> /tmp/',
+                                            '> %s/' % tmp_path)
             fab.popen(host, ['sh', '-c', cmd])
         th.join(120)
         assert 'error' not in result, result
