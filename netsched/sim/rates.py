@@ -1,0 +1,116 @@
+"""The simulator's rate step: what the policy sees (the snapshot), when it
+is asked, how its decision becomes priority keys (Q classes mapped as the
+emulator maps them) and per-flow rates (:func:`fluid.allocate`).
+
+A policy whose ``decides_on`` is ``'coflows'`` is asked again only when
+flows arrive, a coflow finishes, or at its recheck time; when a flow
+finishes inside a coflow that goes on, its decision (class per coflow,
+explicit rates per flow) stands and only the rates are recomputed
+(back-filling what the flow freed). Policies that say ``'flows'`` (the
+default) are asked at every change.
+"""
+import numpy as np
+
+from .. import fluid
+from ..policies import Snapshot, coflow_class, flow_priority
+
+
+def snapshot(now_s, queues, net, flows, pending_sends=None):
+    """The policy's view of a FlowTable at ``now_s``; with
+    ``pending_sends`` (a driver's), the sends not yet started too."""
+    coflows = flows.coflows
+    cof = coflows.live()
+    remap = np.zeros(len(coflows.active_flows), np.int64)
+    remap[cof] = np.arange(len(cof))
+    size = flows.record['size'][flows.a_id]
+    pend = {}
+    if pending_sends is not None:
+        path, pc, b = pending_sends(cof)
+        pend = dict(pending_path=np.asarray(path, np.int64),
+                    pending_coflow=remap[np.asarray(pc, np.int64)],
+                    pending_bytes=np.asarray(b, float))
+    return Snapshot(
+        t=now_s, queues=queues, link_capacity=net.capacity,
+        path_links=net.table(), flow_path=flows.a_path,
+        flow_coflow=remap[flows.a_cof], flow_remaining=flows.a_rem,
+        flow_sent=size - flows.a_rem, flow_rate=flows.a_rate,
+        coflow_id=tuple(coflows.names[c] for c in cof),
+        coflow_arrival=np.array([coflows.arrival_s[c] for c in cof]),
+        coflow_sent=coflows.sent_bytes[cof],
+        coflow_job=tuple(coflows.jobs[c] for c in cof), **pend)
+
+
+class RateSetter:
+    """Sets a FlowTable's rates (``a_key``, ``a_explicit``, ``a_rate``)
+    and the links' load (``load_bps``), asking the policy when it must."""
+
+    def __init__(self, net, policy, flows, queues=8):
+        self.net, self.policy, self.flows = net, policy, flows
+        self.queues = queues
+        self.per_flow = getattr(policy, 'decides_on', 'flows') != 'coflows'
+        self.must_decide = True          # ask the policy again
+        self.must_allocate = False       # same decision, new rates
+        self.recheck_s = None
+        self.decisions = 0
+        self.allocations = 0
+        self.load_bps = np.zeros(len(net.capacity))   # per link, now
+
+    def flows_started(self):
+        self.must_decide = True
+
+    def flows_finished(self, coflow_ended):
+        if self.per_flow or coflow_ended:
+            self.must_decide = True      # a coflow ended: decide again
+        else:
+            self.must_allocate = True
+
+    def update(self, now_s, pending_sends=None):
+        """Decide or reallocate at ``now_s`` if anything asks for it."""
+        if self.must_decide or (self.recheck_s is not None
+                                and self.recheck_s <= now_s):
+            self._decide(now_s, pending_sends)
+        elif self.must_allocate:
+            self._allocate()
+
+    def _decide(self, now_s, pending_sends):
+        self.must_decide = False
+        self.recheck_s = None
+        fl = self.flows
+        if len(fl.a_id) == 0:
+            fl.a_rate = np.zeros(0)
+            self.load_bps[:] = 0.0
+            return
+        if not getattr(self.policy, 'clairvoyant', False):
+            pending_sends = None
+        snap = snapshot(now_s, self.queues, self.net, fl, pending_sends)
+        d = self.policy.decide(snap)
+        self.decisions += 1
+        fl.a_key = self._keys(snap, d)
+        fl.a_explicit = (np.full(len(fl.a_id), np.nan)
+                         if d.flow_rate is None
+                         else np.asarray(d.flow_rate, float))
+        if d.recheck_at is not None and d.recheck_at > now_s:
+            self.recheck_s = d.recheck_at
+        self._allocate()
+
+    def _keys(self, snap, d):
+        """Priority key per active flow: its coflow's class out of Q, or
+        the policy's exact order."""
+        if self.queues is not None and d.coflow_rank is not None:
+            coflows = self.flows.coflows
+            cof = coflows.live()
+            cls = coflow_class(snap, d, coflows.queue_class[cof])
+            coflows.queue_class[cof] = cls
+            return cls[snap.flow_coflow]
+        return flow_priority(snap, d)
+
+    def _allocate(self):
+        self.must_allocate = False
+        self.allocations += 1
+        fl = self.flows
+        explicit = fl.a_explicit
+        if not (explicit > 0).any():            # NaN compares False
+            explicit = None
+        fl.a_rate, self.load_bps = fluid.allocate(
+            self.net.table(), fl.a_path, fl.a_key, self.net.capacity,
+            explicit)
