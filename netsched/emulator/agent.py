@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 
-from .transport import Transport
+from .transport import Transport, tcp_timeouts
 
 REPORT_BATCH_S = 0.001
 
@@ -228,14 +228,21 @@ class Agent:
             self._done(task['id'], ready)
 
     def _bye(self):
-        """Report this agent's CPU time (the benchmark's overhead) and its
-        connections' TCP retransmissions (a fidelity diagnostic)."""
+        """Report this agent's CPU time (the benchmark's overhead), its
+        connections' TCP retransmissions and the host's TCP timeouts
+        during the run (fidelity diagnostics: was a result shaped by
+        loss?)."""
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
         net = getattr(self, 'net', None)
+        by_conn = net.retransmits() if net else {}
+        now, before = tcp_timeouts(), getattr(self, 'timeouts0', None)
         try:
             self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
-                      retrans=net.retransmits() if net else 0)
+                      retrans=sum(by_conn.values()),
+                      retrans_by_conn={str(k): v for k, v in by_conn.items()},
+                      timeouts=None if now is None or before is None
+                      else now - before)
         except OSError:
             pass
 
@@ -246,6 +253,7 @@ class Agent:
                 return 0
             msg = self.inbox.get()
         self.t0 = msg[1]['t0']
+        self.timeouts0 = tcp_timeouts()
         self.timers = []
         for tid, n in list(self.pending.items()):
             if n == 0:

@@ -63,6 +63,7 @@ class Coordinator:
                 self.marks_left[k] = self.marks_left.get(k, 0) + 1
         self.jobs_started = set()
         self.cpu, self.retrans = {}, {}
+        self.retrans_by_conn, self.timeouts = {}, {}
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
                               os.path.join(fab.state.dir, 'coord.sock'))
@@ -142,6 +143,10 @@ class Coordinator:
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
                 'agent_cpu_s': cpu, 'run_s': wall,
                 'tcp_retransmits': sum(self.retrans.values()),
+                'tcp_retransmits_by_connection': {
+                    k: n for k, n in sorted(self.retrans_by_conn.items())
+                    if n},
+                'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
                 'controller': self.decisions.summary(),
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
@@ -158,10 +163,14 @@ class Coordinator:
         pass
 
     def _on_bye(self, h, m):
-        """The agent's CPU time (the benchmark's overhead) and its
-        connections' TCP retransmissions (a fidelity diagnostic)."""
+        """The agent's CPU time (the benchmark's overhead), its
+        connections' TCP retransmissions and its host's TCP timeouts (a
+        fidelity diagnostic)."""
         self.cpu[h] = m['cpu_s']
         self.retrans[h] = m.get('retrans', 0)
+        for cid, n in m.get('retrans_by_conn', {}).items():
+            self.retrans_by_conn['%s#%s' % (h, cid)] = n
+        self.timeouts[h] = m.get('timeouts')
 
     def _on_error(self, h, m):
         raise AgentFailed('agent on %s: %s (log: %s)'

@@ -100,7 +100,8 @@ class Transport:
         self.out[task['conn']][1].put((task, ready))
 
     def retransmits(self):
-        return sum(tcp_total_retrans(s) for s, _ in self.out.values())
+        """{connection id: segments it retransmitted}."""
+        return {cid: tcp_total_retrans(s) for cid, (s, _) in self.out.items()}
 
     def _accept(self, n):
         for _ in range(n):
@@ -151,6 +152,22 @@ class Transport:
                 self.inbox.put(('recv', tid, time.monotonic()))
         except OSError as e:
             self.inbox.put(('error', 'receive failed: %s' % e))
+
+
+def tcp_timeouts(path='/proc/self/net/netstat'):
+    """TCP retransmission timeouts so far in this network namespace
+    (TcpExt TCPTimeouts), or None where the kernel does not say."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith('TcpExt:'):
+            row = dict(zip(names.split()[1:], values.split()[1:]))
+            if 'TCPTimeouts' in row:
+                return int(row['TCPTimeouts'])
+    return None
 
 
 def _exact(s, view, n):

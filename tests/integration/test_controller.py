@@ -2,6 +2,7 @@
 scheduler decided is set by its rule in the ingress switch and seen on
 the wire downstream (scapy on the far switch's ports), while the hosts
 send unmarked; the registered agent is told the same class."""
+import json
 import threading
 import time
 
@@ -165,3 +166,9 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
         assert summary['jobs']['small']['iterations'] == 3
         kinds = {e['ev'] for e in events.read(out + '/events.jsonl')}
         assert 'classes' in kinds
+        with open(out + '/run.json') as f:
+            info = json.load(f)['backend_info']
+        assert sorted(info['tcp_timeouts_by_host']) == ['hl0', 'hl1',
+                                                        'hr0', 'hr1']
+        assert sum(info['tcp_retransmits_by_connection'].values()) == \
+            info['tcp_retransmits']

@@ -55,3 +55,13 @@ def test_the_limit_is_read_before_every_write():
 
 def test_zero_means_no_limit():
     assert _send(3_000_000, lambda: 0) < 0.2
+
+
+def test_tcp_timeouts_read_from_netstat(tmp_path):
+    from netsched.emulator.transport import tcp_timeouts
+    p = tmp_path / 'netstat'
+    p.write_text('TcpExt: SyncookiesSent TCPTimeouts TW\n'
+                 'TcpExt: 0 17 3\n'
+                 'IpExt: InNoRoutes\nIpExt: 0\n')
+    assert tcp_timeouts(str(p)) == 17
+    assert tcp_timeouts(str(tmp_path / 'missing')) is None
