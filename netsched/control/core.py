@@ -43,9 +43,10 @@ class ControllerCore:
         self.connected, self.ready = set(), set()
         self.rules = {}                 # id -> (match dict, cls, priority)
         self._next_id = 1
+        net = fluid.Network(g)          # one path table for both
         self.scheduler = None if policy is None else Scheduler(
-            g, self.queues, policy, scale)
-        self.load = LinkLoad(g, fluid.Network(g), scale)
+            g, self.queues, policy, scale, net=net)
+        self.load = LinkLoad(g, net, scale)
 
     @classmethod
     def from_description(cls, desc):

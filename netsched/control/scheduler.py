@@ -41,7 +41,7 @@ from .demand import Demand
 from .rules import Rule, RuleTable
 from .. import fluid
 from ..errors import NetschedError
-from ..policies import coflow_class
+from ..policies import asks_per_flow, coflow_class
 
 DECIDE_GAP_S = 0.005          # at most one decision per 5 ms
 COST_FACTOR = 2.0             # ... or per twice what a decision costs
@@ -67,12 +67,12 @@ class Outcome:
 
 class Scheduler:
     def __init__(self, g, queues, policy, scale=1.0,
-                 decide_gap_s=DECIDE_GAP_S):
+                 decide_gap_s=DECIDE_GAP_S, net=None):
         self.g, self.queues, self.policy = g, queues, policy
         self.scale = float(scale)
         self.min_gap_s = self.decide_gap_s = decide_gap_s
         self.cost_s = 0.0
-        self.net = fluid.Network(g)
+        self.net = net if net is not None else fluid.Network(g)
         self.rules = RuleTable(queues)
         self.run = None
         self._reset()
@@ -146,8 +146,7 @@ class Scheduler:
         if what == 'coflow':
             self.ended.add(t.coflow)
             self.dirty = True
-        elif self.rate_limited or getattr(self.policy, 'decides_on',
-                                          'flows') != 'coflows':
+        elif self.rate_limited or asks_per_flow(self.policy):
             # a transfer ended inside a coflow that goes on: only
             # policies that decide per flow, or whose rates limit the
             # transfers (what it freed is back-filled), are asked again

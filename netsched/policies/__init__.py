@@ -18,7 +18,8 @@ One file per policy (or family); what they share is in base.py, the
 registry in registry.py.
 """
 from .base import (Decision, Policy, Snapshot, arrival_order,  # noqa: F401
-                   coflow_class, flow_priority, stable_classes)
+                   asks_per_flow, coflow_class, flow_priority,
+                   stable_classes)
 from .registry import REGISTRY, make, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia')

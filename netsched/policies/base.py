@@ -132,7 +132,7 @@ def stable_classes(rank, current, q):
     idx = np.argsort(rank, kind='stable')
     cur = np.asarray(current, dtype=np.int64)[idx]
     nxt = np.full(C + 1, q, dtype=np.int64)     # next running coflow's class
-    later = np.zeros((C + 1, q + 1), np.int64)  # running coflows after, by class
+    later = np.zeros((C + 1, q + 1), np.int64)  # running after, by class
     for pos in range(C - 1, -1, -1):
         k = cur[pos]
         nxt[pos] = k if k >= 0 else nxt[pos + 1]
@@ -155,6 +155,12 @@ def stable_classes(rank, current, q):
         out[c] = cls = min(cls, q - 1)
         prev_cls, prev_rank, prev_kept = cls, rank[c], keep
     return out
+
+
+def asks_per_flow(policy):
+    """Whether a policy must be asked again when a flow ends inside a
+    coflow that goes on (``decides_on`` is not ``'coflows'``)."""
+    return getattr(policy, 'decides_on', 'flows') != 'coflows'
 
 
 class Policy:

@@ -12,7 +12,7 @@ default) are asked at every change.
 import numpy as np
 
 from .. import fluid
-from ..policies import Snapshot, coflow_class, flow_priority
+from ..policies import Snapshot, asks_per_flow, coflow_class, flow_priority
 
 
 def snapshot(now_s, queues, net, flows, pending_sends=None):
@@ -47,7 +47,7 @@ class RateSetter:
     def __init__(self, net, policy, flows, queues=8):
         self.net, self.policy, self.flows = net, policy, flows
         self.queues = queues
-        self.per_flow = getattr(policy, 'decides_on', 'flows') != 'coflows'
+        self.per_flow = asks_per_flow(policy)
         self.must_decide = True          # ask the policy again
         self.must_allocate = False       # same decision, new rates
         self.recheck_s = None

@@ -13,7 +13,7 @@ UI = ('netsched.cli', 'netsched.run', 'netsched.crosscheck')
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
 
 
-def modules(folder, package=None):
+def modules(folder):
     """(module name, path) of every .py file under folder."""
     for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
         for f in sorted(files):
