@@ -122,10 +122,12 @@ def test_pending_sends_count_in_a_coflows_remaining_bytes():
 @pytest.mark.parametrize('rank,current,want', [
     ([0, 1, 2], [-1, -1, -1], [0, 1, 2]),     # nothing running: dense
     ([0, 0, 1], [-1, -1, -1], [0, 0, 1]),     # equal ranks share a class
-    # a job's next iteration arrives while the last one's tail runs in
-    # class 0 and another job runs in class 1: tie, nobody moves
-    ([0, 1, 2], [0, -1, 1], [0, 0, 1]),
-    ([0, 1, 2], [0, 0, 1], [0, 0, 1]),        # and it stays so
+    # a new coflow ranked between two running ones: the one behind it is
+    # pushed down (a demotion), never tied with it
+    ([0, 1, 2], [0, -1, 1], [0, 1, 2]),
+    ([0, 1, 2, 3], [0, -1, 1, 2], [0, 1, 2, 3]),    # pushes cascade
+    ([0, 1, 2, 3], [0, -1, 1, 5], [0, 1, 2, 5]),    # ... only as needed
+    ([0, 1, 2], [0, 0, 1], [0, 0, 1]),        # an existing tie may stay
     ([1, 0], [0, 1], [2, 1]),                 # a swap moves one coflow
     ([0, 1], [3, 5], [3, 5]),                 # gaps are fine
     (list(range(10)), [-1] * 10, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7]),
@@ -150,6 +152,18 @@ def test_stable_classes_keep_running_coflows_where_they_are(rank, current,
                 assert got[i] <= got[j]
 
 
+def test_stable_classes_let_a_jobs_next_coflow_follow_its_last():
+    """A job's next iteration (rank 1) arrives while its last one's tail
+    runs in class 0 and another job runs in class 1: it ties with its own
+    job's coflow rather than push the other job down; a coflow of
+    another job in its place pushes."""
+    rank, cur = np.array([0, 1, 2]), np.array([0, -1, 1])
+    assert policies.stable_classes(rank, cur, 8,
+                                   np.array([0, 0, 1])).tolist() == [0, 0, 1]
+    assert policies.stable_classes(rank, cur, 8,
+                                   np.array([0, 2, 1])).tolist() == [0, 1, 2]
+
+
 def test_stable_classes_properties_on_random_orders():
     """Never against the ranks, inside 0..Q-1; applying the result again
     changes nothing; one coflow overtaking many moves itself only."""
@@ -159,19 +173,23 @@ def test_stable_classes_properties_on_random_orders():
         q = int(rng.integers(1, 9))
         rank = rng.integers(0, n, n)
         current = np.where(rng.random(n) < 0.3, -1, rng.integers(0, q, n))
-        got = policies.stable_classes(rank, current, q)
+        group = rng.integers(0, 4, n) if trial % 2 else None
+        got = policies.stable_classes(rank, current, q, group)
         assert got.min() >= 0 and got.max() <= q - 1
         for i in range(n):
             assert (got[rank < rank[i]] <= got[i]).all()
-        again = policies.stable_classes(rank, got, q)
+        again = policies.stable_classes(rank, got, q, group)
         assert again.tolist() == got.tolist()
     # 40 coflows over 8 classes; the last one's remaining work drops to
-    # nothing and it ranks first: only it moves
+    # nothing and it ranks first: it moves up to class 0 and the 7 it
+    # overtook in classes 0..6 step down one each (demotions, which do not
+    # reorder packets); nobody else is promoted
     rank = np.arange(40)
     cur = policies.stable_classes(rank, np.full(40, -1), 8)
     rank2 = np.r_[np.arange(1, 40), 0]
-    moved = policies.stable_classes(rank2, cur, 8) != cur
-    assert moved.tolist() == [False] * 39 + [True]
+    new = policies.stable_classes(rank2, cur, 8)
+    assert new[39] == 0
+    assert new[:39].tolist() == [1, 2, 3, 4, 5, 6, 7] + [7] * 32
     # the first of two new coflows ahead of a running one gets class 0
     # and the running one makes way: the policy's order holds
     assert policies.stable_classes(np.array([1, 0]), np.array([0, -1]),
