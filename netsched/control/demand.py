@@ -25,6 +25,9 @@ class Send:
     bytes: float              # data-center bytes
     ready: float = None       # when it became ready to go (started)
     done: bool = False
+    sent: float = 0.0         # bytes acknowledged so far (progress)
+    rate: float = 0.0         # bit/s over the last two progress reports
+    seen: float = None        # time of the last progress report
 
 
 @dataclass
@@ -149,6 +152,26 @@ class Demand:
         self.left[t.coflow] -= 1
         return 'coflow' if self.left[t.coflow] == 0 else 'flow'
 
+    def progress(self, t, sent):
+        """A sender's acknowledged bytes per transfer ({id: bytes});
+        reports of transfers already received, or not known, are late
+        and change nothing. True if any transfer's count grew."""
+        grew = False
+        for k, b in sent.items():
+            s = self.sends.get(int(k))
+            if s is None or s.done or s.ready is None:
+                continue
+            b = min(float(b), s.bytes)
+            if b <= s.sent:
+                continue
+            if s.seen is not None and t is not None and t > s.seen:
+                s.rate = 8.0 * (b - s.sent) / (t - s.seen)
+            elif t is not None and t > s.ready:
+                s.rate = 8.0 * b / (t - s.ready)
+            s.sent, s.seen = b, t
+            grew = True
+        return grew
+
     def mark(self, job, iteration, t):
         j = self.jobs.setdefault(job, {'iter': -1})
         j['iter'] = max(j['iter'], int(iteration))
@@ -162,9 +185,9 @@ class Demand:
     def snapshot(self, now, queues, clairvoyant):
         """The policy's view of the transfers in flight (their coflows'
         sends not yet started are pending demand, for clairvoyant
-        policies), and those transfers. A transfer in flight is counted
-        whole until it is received: the agents report starts and ends,
-        not progress."""
+        policies), and those transfers. A transfer in flight has sent
+        what its agent last reported (progress reports, for the policies
+        that ask for them; otherwise nothing until it is received)."""
         tasks = [self.sends[i] for i in sorted(self.in_flight)]
         names = sorted({t.coflow for t in tasks})
         idx = {c: i for i, c in enumerate(names)}
@@ -176,11 +199,15 @@ class Demand:
             pending_path=self._paths(pend),
             path_links=self.net.table(),        # after every path id
             flow_coflow=np.array([idx[t.coflow] for t in tasks], np.int64),
-            flow_remaining=np.array([t.bytes for t in tasks], float),
-            flow_sent=np.zeros(len(tasks)), flow_rate=np.zeros(len(tasks)),
+            flow_remaining=np.array([t.bytes - t.sent for t in tasks],
+                                    float),
+            flow_sent=np.array([t.sent for t in tasks], float),
+            flow_rate=np.array([t.rate for t in tasks], float),
             coflow_id=tuple(names),
             coflow_arrival=np.array([self.arrival[c] for c in names], float),
-            coflow_sent=np.array([self.sent.get(c, 0.0) for c in names]),
+            coflow_sent=np.array([self.sent.get(c, 0.0) for c in names])
+            + np.bincount([idx[t.coflow] for t in tasks],
+                          [t.sent for t in tasks], len(names)),
             coflow_job=tuple(self.job_of[c] for c in names),
             pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
             pending_bytes=np.array([t.bytes for t in pend], float))

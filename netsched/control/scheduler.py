@@ -11,6 +11,8 @@ netsched.control.demand):
   start     a transfer began (with the time it became ready)
   recv      a transfer's last byte arrived (reported by the receiver)
   mark      a worker finished an iteration (job progress)
+  progress  bytes acknowledged so far per transfer in flight, every
+            10 ms, for policies that read them (``progress``: Aalo)
 
 What it decides, with the same policy code the simulator calls: a class
 per coflow (ranks mapped by policies.stable_classes) and, where the
@@ -44,6 +46,7 @@ from ..errors import NetschedError
 from ..policies import asks_per_flow, coflow_class
 
 DECIDE_GAP_S = 0.005          # at most one decision per 5 ms
+HOLD = -1                     # a transfer's "rate" while its sender holds it
 COST_FACTOR = 2.0             # ... or per twice what a decision costs
 COST_SMOOTHING = 0.2          # weight of the newest cost in the average
 
@@ -113,6 +116,8 @@ class Scheduler:
         iteration time, measured)."""
         if getattr(self.policy, 'static', False):
             return ['mark']
+        if getattr(self.policy, 'progress', False):
+            return ['start', 'recv', 'mark', 'progress']
         return ['start', 'recv', 'mark']
 
     def report(self, host, events, now=None):
@@ -133,6 +138,11 @@ class Scheduler:
                 self._finished(t, d.finish(t))
             elif kind == 'mark':
                 d.mark(ev['job'], ev['iter'], ev.get('t'))
+            elif kind == 'progress':
+                # the policy reads bytes sent: ask it again (its recheck
+                # time, predicted from rates, is only an estimate here)
+                if d.progress(ev.get('t'), ev.get('sent') or {}):
+                    self.dirty = True
             else:
                 raise NetschedError('report from %s: unknown event %r'
                                     % (host, kind))
@@ -199,8 +209,8 @@ class Scheduler:
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
             self._set_classes(now, names, cls, out)
-        if d.flow_rate is not None:
-            self._limit_rates(snap, tasks, cls, d.flow_rate, out)
+        if d.coflow_rank is not None or d.flow_rate is not None:
+            self._pace(snap, tasks, cls, d.flow_rate, out)
 
     def _set_classes(self, now, names, cls, out):
         """Changed classes: to the agents that send in those coflows."""
@@ -220,24 +230,42 @@ class Scheduler:
             out.pushes.setdefault(h, []).append({'op': 'classes',
                                                  'classes': m})
 
-    def _limit_rates(self, snap, tasks, cls, explicit, out):
-        """The policy's per-flow rates (MADD) with the rest back-filled
-        by class, as the simulator allocates them, become each
-        transfer's sending rate, kept by its agent. A transfer the
-        allocation gives nothing is left unlimited (its class keeps it
-        behind)."""
-        self.rate_limited = True
+    def _pace(self, snap, tasks, cls, explicit, out):
+        """The fluid allocation of the transfers in flight, as the
+        simulator computes it (the policy's per-flow rates reserved, the
+        rest back-filled by class in strict priority), applied at the
+        senders: a transfer it gives nothing is held (its sender stops
+        writing until it is given a rate, as Varys' and Aalo's daemons
+        pause flows), so a starved connection does not sit in a low
+        class losing packets and backing off its retransmission timer;
+        where the policy gives rates (MADD), each transfer's rate is kept
+        by its agent; the others run as fast as their class lets them."""
         rate, _ = fluid.allocate(snap.path_links, snap.flow_path,
                                  np.asarray(cls)[snap.flow_coflow],
                                  snap.link_capacity, explicit)
         per_host, logged = {}, {}
+        held = False
         for t, r in zip(tasks, rate.tolist()):
-            bps = r / self.scale / 8.0 if r > 0 else 0
+            if r <= 0:
+                bps = HOLD
+            elif explicit is not None:
+                bps = r / self.scale / 8.0
+            else:
+                bps = 0
+            held = held or bps == HOLD
             old = self.rates.get(t.id, 0)
-            if (bps == 0) != (old == 0) or abs(bps - old) > 0.01 * old:
+            if bps <= 0 or old <= 0:
+                changed = bps != old
+            else:
+                changed = abs(bps - old) > 0.01 * old
+            if changed:
                 self.rates[t.id] = bps
-                per_host.setdefault(t.host, {})[str(t.id)] = round(bps)
-                logged[str(t.id)] = round(r)
+                per_host.setdefault(t.host, {})[str(t.id)] = \
+                    HOLD if bps == HOLD else round(bps)
+                logged[str(t.id)] = HOLD if bps == HOLD else round(r) \
+                    if bps > 0 else 0
+        # what a transfer's end frees must be given out again at once
+        self.rate_limited = explicit is not None or held
         for h, rates in sorted(per_host.items()):
             out.pushes.setdefault(h, []).append({'op': 'rates',
                                                  'rates': rates})

@@ -49,6 +49,7 @@ import time
 from .transport import Transport, tcp_timeouts
 
 REPORT_BATCH_S = 0.001
+PROGRESS_S = 0.01         # progress reports, where the controller asks
 
 class ControllerLink:
     """The agent's channel to the controller's scheduler: one
@@ -106,6 +107,9 @@ class ControllerLink:
     def pending(self):
         return bool(self.queued)
 
+    def wants(self, kind):
+        return kind in self.wanted
+
     def flush(self):
         with self.queue_lock:
             events, self.queued = self.queued, []
@@ -126,6 +130,9 @@ class NoController:
         pass
 
     def pending(self):
+        return False
+
+    def wants(self, kind):
         return False
 
     def flush(self):
@@ -227,6 +234,14 @@ class Agent:
                                    iter=task['iter'], t=ready)
             self._done(task['id'], ready)
 
+    def _report_progress(self, now):
+        """Bytes acknowledged so far of each transfer in flight, in
+        data-center bytes, for policies that rank by bytes sent (Aalo)."""
+        sent = self.net.progress()
+        if sent:
+            self.controller.report(ev='progress', t=now, sent={
+                str(k): v * self.scale for k, v in sent.items()})
+
     def _bye(self):
         """Report this agent's CPU time (the benchmark's overhead), its
         connections' TCP retransmissions and the host's TCP timeouts
@@ -236,11 +251,14 @@ class Agent:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         net = getattr(self, 'net', None)
         by_conn = net.retransmits() if net else {}
+        paused = net.paused if net else {}
         now, before = tcp_timeouts(), getattr(self, 'timeouts0', None)
         try:
             self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
                       retrans=sum(by_conn.values()),
                       retrans_by_conn={str(k): v for k, v in by_conn.items()},
+                      paused_by_conn={str(k): round(v, 4)
+                                      for k, v in paused.items()},
                       timeouts=None if now is None or before is None
                       else now - before)
         except OSError:
@@ -259,6 +277,8 @@ class Agent:
             if n == 0:
                 heapq.heappush(self.timers, (self.t0 + self.tasks[tid][
                     'not_before'], -1 - tid))
+        progress = self.controller.wants('progress')
+        next_progress = self.t0
         while True:
             now = time.monotonic()
             while self.timers and self.timers[0][0] <= now:
@@ -269,6 +289,11 @@ class Agent:
                     self._done(tid, at)
             timeout = (self.timers[0][0] - time.monotonic()
                        if self.timers else 0.5)
+            if progress:
+                if now >= next_progress:
+                    self._report_progress(now)
+                    next_progress = now + PROGRESS_S
+                timeout = min(timeout, next_progress - now)
             if self.controller.pending():
                 if self.inbox.empty():
                     self.controller.flush()
@@ -296,8 +321,8 @@ class Agent:
                 elif m['op'] == 'classes':
                     self.cls.update(m['classes'])   # shared with senders
                 elif m['op'] == 'rates':
-                    self.rate.update({int(k): v
-                                      for k, v in m['rates'].items()})
+                    self.net.set_rates({int(k): v
+                                        for k, v in m['rates'].items()})
                 elif m['op'] == 'stop':
                     self._bye()
                     return 0

@@ -64,6 +64,7 @@ class Coordinator:
         self.jobs_started = set()
         self.cpu, self.retrans = {}, {}
         self.retrans_by_conn, self.timeouts = {}, {}
+        self.paused_by_conn = {}
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
                               os.path.join(fab.state.dir, 'coord.sock'))
@@ -147,6 +148,10 @@ class Coordinator:
                     k: n for k, n in sorted(self.retrans_by_conn.items())
                     if n},
                 'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
+                'paused_s': round(sum(self.paused_by_conn.values()), 3),
+                'paused_s_by_connection': {
+                    k: v for k, v in sorted(self.paused_by_conn.items())
+                    if v},
                 'controller': self.decisions.summary(),
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
@@ -164,12 +169,15 @@ class Coordinator:
 
     def _on_bye(self, h, m):
         """The agent's CPU time (the benchmark's overhead), its
-        connections' TCP retransmissions and its host's TCP timeouts (a
-        fidelity diagnostic)."""
+        connections' TCP retransmissions, the time its senders were held
+        by the controller, and its host's TCP timeouts (fidelity
+        diagnostics)."""
         self.cpu[h] = m['cpu_s']
         self.retrans[h] = m.get('retrans', 0)
         for cid, n in m.get('retrans_by_conn', {}).items():
             self.retrans_by_conn['%s#%s' % (h, cid)] = n
+        for cid, v in m.get('paused_by_conn', {}).items():
+            self.paused_by_conn['%s#%s' % (h, cid)] = v
         self.timeouts[h] = m.get('timeouts')
 
     def _on_error(self, h, m):

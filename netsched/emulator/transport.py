@@ -7,6 +7,7 @@ its coflow's class (IP_TOS, looked up again every 64 KiB) and kept to
 the rate the controller gave it, if any. A receiver thread per incoming
 connection timestamps the last byte of every transfer; its ACKs go in
 class 0."""
+import collections
 import queue
 import socket
 import struct
@@ -14,9 +15,16 @@ import threading
 import time
 
 HEADER = struct.Struct('!IQ')
+HOLD = -1                 # a transfer's rate while the controller holds it
+# unsent bytes a connection may keep in its socket buffer: a few packets,
+# so what the sender holds back or paces is what the network sees (the
+# default buffer held up to ~1.6 s of data at the emulated link rates)
+NOTSENT_LOWAT = 32768
+TCP_NOTSENT_LOWAT = getattr(socket, 'TCP_NOTSENT_LOWAT', 25)
 PACED_CHUNK = 8192        # write size while a transfer is rate-limited
 PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
 TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
+TCP_INFO_ACKED = struct.Struct('=Q')         # tcpi_bytes_acked at 120
 
 
 def tcp_total_retrans(s):
@@ -27,20 +35,36 @@ def tcp_total_retrans(s):
         return 0
     return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
         if len(info) >= 104 else 0
+
+
+def tcp_bytes_acked(s):
+    """Bytes of this TCP socket's stream the receiver has acknowledged
+    (struct tcp_info, Linux >= 4.1), or None."""
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 128)
+    except OSError:
+        return None
+    return TCP_INFO_ACKED.unpack_from(info, 120)[0] \
+        if len(info) >= 128 else None
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
 
 
-def send_body(s, n, rate_of, between=None):
+def send_body(s, n, rate_of, between=None, hold=None):
     """Write n bytes to s. ``rate_of()``, asked before every write, is the
-    rate to keep to (bytes/s; 0 = as fast as TCP goes): a token bucket
+    rate to keep to (bytes/s; 0 = as fast as TCP goes; HOLD = write
+    nothing until it changes: ``hold()`` waits for that): a token bucket
     between 8 KiB writes, allowed to fall behind by PACED_BURST_S.
     ``between()`` runs between writes."""
     left = n
     due = time.monotonic()
     while left:
         rate = rate_of()
+        if rate == HOLD and hold is not None:
+            hold()
+            due = time.monotonic()
+            continue
         k = min(left, PACED_CHUNK if rate > 0 else CHUNK)
         s.sendall(_ZEROS[:k])
         left -= k
@@ -64,6 +88,13 @@ class Transport:
         self.scale, self.cls, self.rate = scale, cls, rate
         self.inbox, self.on_start = inbox, on_start
         self.out = {}                  # connection id -> (socket, queue)
+        # per connection, transfers written and perhaps not yet acked:
+        # [task id, stream offset of its first byte, bytes, last seen]
+        self.unacked = {}
+        self.paused = {}               # connection id -> seconds held
+        # guards ``rate``: the agent updates it under this lock and
+        # wakes the senders it holds
+        self.pace = threading.Condition()
 
     def listen(self, port, n_in):
         self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -78,6 +109,8 @@ class Transport:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT,
+                         NOTSENT_LOWAT)
             if tcp_cc:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
                              tcp_cc.encode())
@@ -92,12 +125,39 @@ class Transport:
                     time.sleep(0.1)
             q = queue.Queue()
             self.out[c['id']] = (s, q)
-            threading.Thread(target=self._sender, args=(s, q),
+            self.unacked[c['id']] = collections.deque()
+            self.paused[c['id']] = 0.0
+            threading.Thread(target=self._sender,
+                             args=(c['id'], s, q, self.unacked[c['id']]),
                              daemon=True).start()
 
     def send(self, task, ready):
         """Queue a transfer on its connection."""
         self.out[task['conn']][1].put((task, ready))
+
+    def progress(self):
+        """{task id: bytes the receiver has acknowledged} for the
+        transfers whose acknowledged bytes grew since the last call
+        (emulated bytes; from each connection's tcpi_bytes_acked). A
+        transfer acknowledged whole is dropped: its receiver reports it."""
+        out = {}
+        for cid, track in self.unacked.items():
+            if not track:
+                continue
+            acked = tcp_bytes_acked(self.out[cid][0])
+            if acked is None:
+                continue
+            for rec in list(track):
+                tid, first, n, seen = rec
+                got = min(max(acked - first, 0), n)
+                if got > seen:
+                    rec[3] = got
+                    out[tid] = got
+                if got >= n:
+                    track.popleft()
+                else:
+                    break
+        return out
 
     def retransmits(self):
         """{connection id: segments it retransmitted}."""
@@ -113,8 +173,24 @@ class Transport:
             threading.Thread(target=self._receiver, args=(s,),
                              daemon=True).start()
 
-    def _sender(self, s, q):
+    def set_rates(self, rates):
+        """New rates ({task id: bytes/s, 0 or HOLD}) from the controller;
+        wakes the senders that were held."""
+        with self.pace:
+            self.rate.update(rates)
+            self.pace.notify_all()
+
+    def _hold(self, cid, tid):
+        """Block a sender while its transfer is held; count the time."""
+        t0 = time.monotonic()
+        with self.pace:
+            while self.rate.get(tid, 0) == HOLD:
+                self.pace.wait(0.5)
+        self.paused[cid] += time.monotonic() - t0
+
+    def _sender(self, cid, s, q, unacked):
         tos = None
+        offset = 0                     # stream bytes written so far
 
         def mark(coflow):
             nonlocal tos
@@ -129,8 +205,13 @@ class Transport:
                 n = max(1, round(t['bytes'] / self.scale))
                 self.on_start(t, ready, time.monotonic(), n)
                 s.sendall(HEADER.pack(t['id'], n))
+                offset += HEADER.size
+                # tcpi_bytes_acked counts the SYN: stream byte k is k + 1
+                unacked.append([t['id'], offset + 1, n, 0])
+                offset += n
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
-                          lambda: mark(t['coflow']))
+                          lambda: mark(t['coflow']),
+                          lambda: self._hold(cid, t['id']))
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))
 

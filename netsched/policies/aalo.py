@@ -13,6 +13,7 @@ class Aalo(Policy):
     FIFO by arrival inside a queue; queues in strict priority."""
     name = 'aalo'
     params = {'first_mb': 10.0, 'multiplier': 10.0, 'num_queues': 10}
+    progress = True                    # queues by bytes sent
 
     def thresholds(self):
         return self.first_mb * 2 ** 20 * self.multiplier ** np.arange(

@@ -127,8 +127,9 @@ def stable_classes(rank, current, q, group=None):
     pays for in spurious retransmissions. So: walk the coflows in rank
     order. One that already has a class keeps it if that is consistent
     with the order so far (classes only need to increase, not to be
-    dense; a tie it already had with the coflow before it may stay) and
-    pushes at most one running coflow behind it down. Any other is placed
+    dense; a tie it already had with the coflow before it may stay if
+    both are of one ``group``, below) and pushes at most one running
+    coflow behind it down. Any other is placed
     just above the coflow before it, pushing running coflows behind it
     down where it must: a demotion does not reorder a connection's packets
     (its queued packets are in the higher class and leave first), and
@@ -165,12 +166,12 @@ def stable_classes(rank, current, q, group=None):
         strict = prev_rank is not None and rank[c] > prev_rank
         want = prev_cls + 1 if strict else max(prev_cls, 0)
         k = int(cur[pos])
-        keep = k >= max(want, 0) or (k == prev_cls and prev_kept)
+        same = grp is not None and pos > 0 and grp[pos] == grp[pos - 1]
+        keep = k >= max(want, 0) or (k == prev_cls and prev_kept and same)
         keep = keep and k >= 0 and later[pos + 1, :k].sum() <= 1
         if keep:
             cls = k
-        elif strict and want >= nxt[pos + 1] and grp is not None \
-                and pos > 0 and grp[pos] == grp[pos - 1]:
+        elif strict and want >= nxt[pos + 1] and same:
             cls = max(prev_cls, 0)        # after its own job's last coflow
         else:
             cls = want
@@ -199,12 +200,18 @@ class Policy:
 
     ``static`` policies decide nothing, ever (per-flow fair sharing): a
     backend need not build snapshots to ask them.
+
+    ``progress`` policies read the bytes flows have sent so far
+    (``flow_sent``, ``coflow_sent`` and ``flow_rate`` while flows run):
+    on the emulator the agents then report each transfer's acknowledged
+    bytes every 10 ms, which the others do not pay for.
     """
     name = None
     params = {}                        # parameter -> default
     decides_on = 'flows'
     clairvoyant = False
     static = False
+    progress = False
 
     def __init__(self, **params):
         for k, v in params.items():

@@ -65,3 +65,39 @@ def test_tcp_timeouts_read_from_netstat(tmp_path):
                  'IpExt: InNoRoutes\nIpExt: 0\n')
     assert tcp_timeouts(str(p)) == 17
     assert tcp_timeouts(str(tmp_path / 'missing')) is None
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_held_transfer_waits_for_its_release_and_reports_progress():
+    """The controller holds a transfer (rate HOLD): its sender writes
+    nothing until released, and the time counts as paused; once it is
+    through, progress() has its acknowledged bytes, once."""
+    import queue
+    inbox = queue.Queue()
+    net = agent.Transport(1.0, {}, {}, inbox, lambda *a: None)
+    port = _free_port()
+    net.listen(port, 1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    net.set_rates({7: agent.HOLD})
+    net.send({'id': 7, 'coflow': 'c', 'bytes': 200_000, 'conn': 0}, 0.0)
+    time.sleep(0.3)
+    assert inbox.empty() and net.progress() == {}
+    net.set_rates({7: 0})
+    kind, tid, _ = inbox.get(timeout=5)
+    assert (kind, tid) == ('recv', 7)
+    assert net.paused[0] >= 0.25
+    deadline = time.monotonic() + 5
+    got = {}
+    while not got and time.monotonic() < deadline:
+        got = net.progress()
+        time.sleep(0.01)
+    assert got == {7: 200_000}
+    assert net.progress() == {}

@@ -127,7 +127,8 @@ def test_pending_sends_count_in_a_coflows_remaining_bytes():
     ([0, 1, 2], [0, -1, 1], [0, 1, 2]),
     ([0, 1, 2, 3], [0, -1, 1, 2], [0, 1, 2, 3]),    # pushes cascade
     ([0, 1, 2, 3], [0, -1, 1, 5], [0, 1, 2, 5]),    # ... only as needed
-    ([0, 1, 2], [0, 0, 1], [0, 0, 1]),        # an existing tie may stay
+    # coflows ranked apart, tied: the later one steps down
+    ([0, 1, 2], [0, 0, 1], [0, 1, 2]),
     ([1, 0], [0, 1], [2, 1]),                 # a swap moves one coflow
     ([0, 1], [3, 5], [3, 5]),                 # gaps are fine
     (list(range(10)), [-1] * 10, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7]),
@@ -161,6 +162,12 @@ def test_stable_classes_let_a_jobs_next_coflow_follow_its_last():
     assert policies.stable_classes(rank, cur, 8,
                                    np.array([0, 0, 1])).tolist() == [0, 0, 1]
     assert policies.stable_classes(rank, cur, 8,
+                                   np.array([0, 2, 1])).tolist() == [0, 1, 2]
+    # and the tie stays while both run; one of another job would not
+    tied = np.array([0, 0, 1])
+    assert policies.stable_classes(rank, tied, 8,
+                                   np.array([0, 0, 1])).tolist() == [0, 0, 1]
+    assert policies.stable_classes(rank, tied, 8,
                                    np.array([0, 2, 1])).tolist() == [0, 1, 2]
 
 

@@ -8,6 +8,7 @@ from netsched import policies
 from netsched import topology as topo
 from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
+from netsched.control.scheduler import HOLD
 
 SL, SR = 0x060000, 0x060001
 MB = 1e6
@@ -98,8 +99,10 @@ def test_registration_then_decision_installs_one_rule_per_connection():
     # the first step (one coflow) gave a/0 class 0; this one adds b/0
     first = c.scheduler.rules.per_switch()
     assert [m.to_dict() for m in out.mods[SL]] == golden[1:]
-    assert out.pushes == {'hl1': [{'op': 'classes',
-                                   'classes': {'b/0': 1}}]}
+    # b/0 shares the bottleneck with a/0 in a higher class: its sender
+    # holds it (the fluid allocation gives it nothing)
+    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 1}},
+                                  {'op': 'rates', 'rates': {'3': HOLD}}]}
     assert sorted(first) == [SL]            # ingress switch only
     sw.apply({SL: [of.schedule_rule(dict(r.match), r.cls, 8, r.owner)
                    for r in c.scheduler.rules.installed.values()]})
@@ -163,9 +166,14 @@ def test_rates_go_to_the_sending_agent_in_emulated_bytes():
     rates = {h: m['rates'] for h, ms in out.pushes.items() for m in ms
              if m['op'] == 'rates'}
     # one bottleneck, sl->sr at 10 Gbit/s: MADD gives a/0 (first by
-    # SEBF) all of it, b/0 nothing: it stays unlimited behind its class,
-    # as it was, so hl1 is told nothing. Emulated at / 500, in bytes/s.
-    assert rates == {'hl0': {'1': 10e9 / 500 / 8}}
+    # SEBF) all of it, b/0 nothing: its sender holds it. Emulated at
+    # / 500, in bytes/s.
+    assert rates == {'hl0': {'1': 10e9 / 500 / 8}, 'hl1': {'3': HOLD}}
+    # a/0 received: b/0 is given the link
+    out = report(c, 'hr0', 1.1, ev='recv', task=1, t=1.1)
+    rates = {h: m['rates'] for h, ms in out.pushes.items() for m in ms
+             if m['op'] == 'rates'}
+    assert rates == {'hl1': {'3': 10e9 / 500 / 8}}
 
 
 def test_fair_installs_nothing():
@@ -320,3 +328,28 @@ def test_registration_says_which_events_to_report():
     assert register(core('fair'))[0].reply['reports'] == ['mark']
     assert register(core('sebf'))[0].reply['reports'] == [
         'start', 'recv', 'mark']
+
+
+def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
+    """Agents report acknowledged bytes (progress) only where the policy
+    reads them; Aalo moves b/0 to its second queue once 5 MiB of it
+    were sent."""
+    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
+                       policies.make('aalo', {'first_mb': 5}), scale=500.0)
+    for d in (SL, SR):
+        c.on_connect(d)
+    outs = register(c)
+    assert outs[0].reply['reports'] == ['start', 'recv', 'mark', 'progress']
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    out = report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0, t=1.01)
+    assert c.scheduler.classes == {'a/0': 0, 'b/0': 0}
+    # 4 MiB of b/0: below the threshold, asked again, nothing changes
+    out = report(c, 'hl1', 1.02, ev='progress', t=1.02,
+                 sent={'3': 4 * 2 ** 20})
+    assert out.decided and not out.pushes
+    assert c.scheduler.classes == {'a/0': 0, 'b/0': 0}
+    out = report(c, 'hl1', 1.04, ev='progress', t=1.04,
+                 sent={'3': 6 * 2 ** 20})
+    assert c.scheduler.classes == {'a/0': 0, 'b/0': 1}
+    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 1}},
+                                  {'op': 'rates', 'rates': {'3': HOLD}}]}
