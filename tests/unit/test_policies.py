@@ -201,3 +201,12 @@ def test_stable_classes_properties_on_random_orders():
     # and the running one makes way: the policy's order holds
     assert policies.stable_classes(np.array([1, 0]), np.array([0, -1]),
                                    8).tolist() == [1, 0]
+
+
+def test_classes_follow_the_tie_break_inside_a_rank():
+    """With Q classes as with exact queues, a policy's tie-break inside a
+    rank (Aalo: FIFO inside a queue) orders the classes; coflows equal in
+    both share one."""
+    d = policies.Decision(coflow_rank=np.array([1, 0, 1, 1]),
+                          coflow_order=np.array([2.0, 0.0, 1.0, 2.0]))
+    assert policies.base.full_rank(d).tolist() == [2, 0, 1, 2]

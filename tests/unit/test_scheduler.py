@@ -340,16 +340,19 @@ def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
         c.on_connect(d)
     outs = register(c)
     assert outs[0].reply['reports'] == ['start', 'recv', 'mark', 'progress']
-    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
-    out = report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0, t=1.01)
-    assert c.scheduler.classes == {'a/0': 0, 'b/0': 0}
+    # b/0 first, then a/0: both in Aalo's first queue, FIFO inside it
+    report(c, 'hl1', 1.0, ev='start', task=3, ready=0.99, t=1.0)
+    out = report(c, 'hl0', 1.01, ev='start', task=1, ready=1.0, t=1.01)
+    assert c.scheduler.classes == {'b/0': 0, 'a/0': 1}
     # 4 MiB of b/0: below the threshold, asked again, nothing changes
     out = report(c, 'hl1', 1.02, ev='progress', t=1.02,
                  sent={'3': 4 * 2 ** 20})
     assert out.decided and not out.pushes
-    assert c.scheduler.classes == {'a/0': 0, 'b/0': 0}
+    # 6 MiB: b/0 goes to the second queue, behind a/0 (which keeps its
+    # class and, held until now, is released), and its sender holds it
     out = report(c, 'hl1', 1.04, ev='progress', t=1.04,
                  sent={'3': 6 * 2 ** 20})
-    assert c.scheduler.classes == {'a/0': 0, 'b/0': 1}
-    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 1}},
-                                  {'op': 'rates', 'rates': {'3': HOLD}}]}
+    assert c.scheduler.classes == {'a/0': 1, 'b/0': 2}
+    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 2}},
+                                  {'op': 'rates', 'rates': {'3': HOLD}}],
+                          'hl0': [{'op': 'rates', 'rates': {'1': 0}}]}
