@@ -172,7 +172,8 @@ class ControllerCore:
         out = sch.register(req)
         out.reply = {'policy': self._policy_name(), 'queues': self.queues,
                      'classes': dict(sch.classes),
-                     'reports': sch.reports_wanted()}
+                     'reports': sch.reports_wanted(),
+                     'wait_for_class': sch.waits_for_class()}
         return out
 
     def _op_report(self, req, now):

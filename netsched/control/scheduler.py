@@ -120,6 +120,17 @@ class Scheduler:
             return ['start', 'recv', 'mark', 'progress']
         return ['start', 'recv', 'mark']
 
+    def waits_for_class(self):
+        """Whether a sender holds the first transfer of a coflow until the
+        controller has classified it (policies that decide): started in
+        the top class and demoted a few milliseconds later, it would
+        leave packets stranded in a starved queue for as long as the
+        coflow waits, and their delay inflates the connection's
+        retransmission timeout for long after."""
+        if __import__('os').environ.get('NS_NOWAIT'):
+            return False
+        return not getattr(self.policy, 'static', False)
+
     def report(self, host, events, now=None):
         """Agent reports (start / recv / mark); what they change is
         applied at the next step."""

@@ -199,6 +199,7 @@ class Agent:
             reply = self.controller.register(self.host, plan.get('run', ''),
                                              plan)
             self.cls.update(reply.get('classes', {}))
+            self.net.wait_class = bool(reply.get('wait_for_class'))
         self.tell(op='connected')
         threading.Thread(target=self._read_ctl, daemon=True).start()
         threading.Thread(target=self._heartbeat, daemon=True).start()
@@ -319,7 +320,7 @@ class Agent:
                 if m['op'] == 'release':
                     self._done(m['task'], m['t'])
                 elif m['op'] == 'classes':
-                    self.cls.update(m['classes'])   # shared with senders
+                    self.net.set_classes(m['classes'])
                 elif m['op'] == 'rates':
                     self.net.set_rates({int(k): v
                                         for k, v in m['rates'].items()})

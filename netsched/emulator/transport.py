@@ -21,6 +21,7 @@ HOLD = -1                 # a transfer's rate while the controller holds it
 # default buffer held up to ~1.6 s of data at the emulated link rates)
 NOTSENT_LOWAT = 32768
 TCP_NOTSENT_LOWAT = getattr(socket, 'TCP_NOTSENT_LOWAT', 25)
+CLASS_WAIT_S = 0.1        # longest wait for a new coflow's class
 PACED_CHUNK = 8192        # write size while a transfer is rate-limited
 PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
 TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
@@ -92,6 +93,9 @@ class Transport:
         # [task id, stream offset of its first byte, bytes, last seen]
         self.unacked = {}
         self.paused = {}               # connection id -> seconds held
+        # hold a coflow's first transfer until the controller classified
+        # it (for at most CLASS_WAIT_S; then it goes in class 0)
+        self.wait_class = False
         # guards ``rate``: the agent updates it under this lock and
         # wakes the senders it holds
         self.pace = threading.Condition()
@@ -180,6 +184,18 @@ class Transport:
             self.rate.update(rates)
             self.pace.notify_all()
 
+    def set_classes(self, classes):
+        """New classes ({coflow: class}); wakes the senders that wait."""
+        with self.pace:
+            self.cls.update(classes)
+            self.pace.notify_all()
+
+    def _classified(self, cid, coflow):
+        t0 = time.monotonic()
+        with self.pace:
+            self.pace.wait_for(lambda: coflow in self.cls, CLASS_WAIT_S)
+        self.paused[cid] += time.monotonic() - t0
+
     def _hold(self, cid, tid):
         """Block a sender while its transfer is held; count the time."""
         t0 = time.monotonic()
@@ -201,9 +217,11 @@ class Transport:
         try:
             while True:
                 t, ready = q.get()
-                mark(t['coflow'])
                 n = max(1, round(t['bytes'] / self.scale))
                 self.on_start(t, ready, time.monotonic(), n)
+                if self.wait_class and t['coflow'] not in self.cls:
+                    self._classified(cid, t['coflow'])
+                mark(t['coflow'])
                 s.sendall(HEADER.pack(t['id'], n))
                 offset += HEADER.size
                 # tcpi_bytes_acked counts the SYN: stream byte k is k + 1
