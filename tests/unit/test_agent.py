@@ -101,3 +101,23 @@ def test_a_held_transfer_waits_for_its_release_and_reports_progress():
         time.sleep(0.01)
     assert got == {7: 200_000}
     assert net.progress() == {}
+
+
+def test_a_new_coflow_waits_for_its_class():
+    """Where the controller asks for it, a coflow's first transfer is not
+    written before the controller classified the coflow."""
+    import queue
+    inbox = queue.Queue()
+    net = agent.Transport(1.0, {}, {}, inbox, lambda *a: None)
+    net.wait_class = True
+    port = _free_port()
+    net.listen(port, 1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    net.send({'id': 1, 'coflow': 'c', 'bytes': 1000, 'conn': 0}, 0.0)
+    time.sleep(0.05)
+    assert inbox.empty()
+    net.set_classes({'c': 2})
+    kind, tid, _ = inbox.get(timeout=5)
+    assert (kind, tid) == ('recv', 1)
+    assert 0.04 <= net.paused[0] < agent.CLASS_WAIT_S

@@ -328,6 +328,10 @@ def test_registration_says_which_events_to_report():
     assert register(core('fair'))[0].reply['reports'] == ['mark']
     assert register(core('sebf'))[0].reply['reports'] == [
         'start', 'recv', 'mark']
+    # and senders hold a new coflow until it is classified, only where
+    # the policy classifies
+    assert register(core('fair'))[0].reply['wait_for_class'] is False
+    assert register(core('sebf'))[0].reply['wait_for_class'] is True
 
 
 def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
