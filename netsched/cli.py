@@ -210,6 +210,8 @@ def cmd_check(a):
                          len(topo.hosts(g)), exp.link_bps / 1e9, exp.scale,
                          exp.link_bps / exp.scale / 1e6,
                          'exact' if exp.queues is None else exp.queues))
+    if exp.backend == 'emu':
+        _resolution(exp)
     if exp.jobs or exp.tuning:
         plan = taskgraph.build(exp)
         for jid, jp in plan.jobs.items():
@@ -234,6 +236,27 @@ def cmd_check(a):
               % (exp.trace.path, ports, len(cofs),
                  sum(len(c.mappers) * len(c.reducers) for c in cofs)))
     return 0
+
+
+INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
+
+
+def _resolution(exp):
+    """What the emulator resolves: one packet's time on an emulated link,
+    and a warning where the policy decides on less data than TCP's
+    initial window carries (emulated)."""
+    from . import policies
+    link = exp.link_bps / exp.scale
+    print('  emulated packet time %.2f ms (MTU %d at %.4g Mbit/s)'
+          % (exp.mtu * 8 / link * 1e3, exp.mtu, link / 1e6))
+    finest = policies.make(exp.policy, exp.policy_params).finest_bytes()
+    if finest is not None and finest / exp.scale < INITIAL_WINDOW * exp.mtu:
+        print('  warning: policy %s decides on %.3g MB (%.0f emulated '
+              'bytes, %.1f packets), less than TCP\'s initial window of %d '
+              'packets: the emulator cannot follow it closely; raise the '
+              'threshold or lower scale (README, "What the emulator '
+              'resolves")' % (exp.policy, finest / 2 ** 20, finest / exp.scale,
+                              finest / exp.scale / exp.mtu, INITIAL_WINDOW))
 
 
 def cmd_demo(a):

@@ -19,6 +19,9 @@ class Aalo(Policy):
         return self.first_mb * 2 ** 20 * self.multiplier ** np.arange(
             int(self.num_queues) - 1)
 
+    def finest_bytes(self):
+        return float(self.thresholds()[0]) if self.num_queues > 1 else None
+
     def decide(self, snap):
         thr = self.thresholds()
         q = np.searchsorted(thr, snap.coflow_sent, side='right')

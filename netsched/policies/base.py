@@ -225,6 +225,13 @@ class Policy:
     static = False
     progress = False
 
+    def finest_bytes(self):
+        """The smallest amount of data one of its decisions turns on
+        (Aalo: its first queue threshold), or None. The emulator cannot
+        resolve amounts below TCP's initial window (10 packets):
+        `netsched check` warns."""
+        return None
+
     def __init__(self, **params):
         for k, v in params.items():
             setattr(self, k, v)

@@ -46,3 +46,13 @@ def test_status_without_a_controller_is_one_clear_line(tmp_path):
     r = run('status', '--socket', str(tmp_path / 'ctl.sock'))
     assert r.returncode == 2
     assert r.stderr.startswith('netsched: error: cannot reach the controller')
+
+
+def test_check_warns_where_the_emulator_cannot_resolve_the_policy():
+    exp = CROSSCHECK
+    r = run('check', exp, '--policy', 'aalo')
+    assert r.returncode == 0, r.stderr
+    assert 'emulated packet time 3.60 ms' in r.stdout
+    assert 'warning: policy aalo decides on 10 MB' in r.stdout
+    r = run('check', exp, '--policy', 'sebf')
+    assert r.returncode == 0 and 'warning' not in r.stdout
