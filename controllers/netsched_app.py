@@ -38,7 +38,7 @@ from netsched.control.core import ControllerCore
 from netsched.errors import NetschedError
 
 BARRIER_TIMEOUT_S = 10
-TICK_S = 0.005              # the scheduler's clock: its decide gap
+TICK_S = 0.001              # the scheduler's clock
 CONFIRMED_OPS = ('set_class', 'clear_class')
 PORT_STATS_S = 0.5              # how often switches are asked for counters
 

@@ -45,7 +45,7 @@ from .. import fluid
 from ..errors import NetschedError
 from ..policies import asks_per_flow, coflow_class
 
-DECIDE_GAP_S = 0.005          # at most one decision per 5 ms
+DECIDE_GAP_S = 0.002          # at most one decision per 2 ms
 HOLD = -1                     # a transfer's "rate" while its sender holds it
 COST_FACTOR = 2.0             # ... or per twice what a decision costs
 COST_SMOOTHING = 0.2          # weight of the newest cost in the average
