@@ -258,7 +258,7 @@ def test_decisions_are_spaced_by_their_cost():
     c = core()
     register(c)
     sch = c.scheduler
-    assert sch.decide_gap_s == 0.005
+    assert sch.decide_gap_s == 0.002
     for _ in range(50):
         c.note_cost(0.010)                 # decisions that take 10 ms
     assert sch.decide_gap_s == pytest.approx(0.020, rel=0.01)
@@ -267,8 +267,8 @@ def test_decisions_are_spaced_by_their_cost():
                       t=1.01).decided         # within 20 ms: waits
     assert c.step(1.021).decided
     for _ in range(50):
-        c.note_cost(0.0001)                # cheap again: back to 5 ms
-    assert sch.decide_gap_s == 0.005
+        c.note_cost(0.0001)                # cheap again: back to 2 ms
+    assert sch.decide_gap_s == 0.002
 
 
 def test_a_connection_done_with_its_coflow_loses_its_rule():
