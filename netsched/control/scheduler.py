@@ -21,7 +21,7 @@ policy's rates reserved and the rest back-filled by class, as the
 simulator computes it). It decides when flows start, when a coflow ends
 (and at every transfer end for policies that decide per flow or give
 rates), at the policy's recheck time, and at most once per
-``decide_gap_s`` (5 ms), which grows to twice the measured cost of a
+``decide_gap_s`` (2 ms), which grows to twice the measured cost of a
 decision (the app reports it: ``note_cost``), so that the controller
 spends at most about half its time deciding and the rest applying.
 
