@@ -319,6 +319,19 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                % (pol,))
     if policy and policy != pname:     # the file's own keeps its params
         pname, params = policy, {}
+    # parameters per policy, for whichever runs (crosscheck runs several)
+    per = c.get('policy_params', {})
+    if not isinstance(per, dict):
+        c.fail('policy_params', 'must map policy names to parameters, got '
+               '%r' % (per,))
+    for name, ps in per.items():
+        if not isinstance(ps, dict):
+            c.fail('policy_params', '%s: must be a mapping of parameters, '
+                   'got %r' % (name, ps))
+        policies.make(name, ps, where='%s: policy_params: %s'
+                      % (where, name))
+    if pname in per:
+        params = dict(per[pname], **params)
     policies.make(pname, params, where='%s: policy' % where)
 
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()

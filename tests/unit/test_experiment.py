@@ -54,6 +54,12 @@ def test_bad_jobs_name_the_field(job, msg):
     ({'link_gbps': -1}, r'link_gbps: must be > 0'),
     ({'jobs': []}, r'no jobs, tuning groups or trace'),
     ({'trace': {'path': 'nowhere.txt'}}, r'trace: path: no such file'),
+    ({'policy_params': {'bogus': {}}},
+     r"policy_params: bogus: unknown policy 'bogus'"),
+    ({'policy_params': {'aalo': {'first_gb': 1}}},
+     r'policy_params: aalo.*first_gb'),
+    ({'policy_params': {'aalo': 4}}, r'policy_params: aalo: must be a '
+                                     r'mapping'),
 ])
 def test_bad_top_level_keys_are_named(top, msg):
     d = base()
@@ -126,3 +132,16 @@ def test_completion_tolerance_is_checked(tmp_path):
     with pytest.raises(ConfigError, match=r'completion_tolerance: must be '
                                           r'<= 0.1, got 0.5'):
         experiment.from_dict(d, str(tmp_path / 'e.yaml'))
+
+
+def test_policy_params_apply_to_whichever_policy_runs():
+    d = base()
+    d['policy_params'] = {'aalo': {'first_mb': 40}}
+    assert experiment.from_dict(d, 'e.yaml', policy='aalo').policy_params \
+        == {'first_mb': 40}
+    assert experiment.from_dict(d, 'e.yaml', policy='sebf').policy_params \
+        == {}
+    # the policy key's own parameters win
+    d['policy'] = {'name': 'aalo', 'first_mb': 20}
+    assert experiment.from_dict(d, 'e.yaml').policy_params == {
+        'first_mb': 20}
