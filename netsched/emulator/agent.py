@@ -260,6 +260,7 @@ class Agent:
                       retrans_by_conn={str(k): v for k, v in by_conn.items()},
                       paused_by_conn={str(k): round(v, 4)
                                       for k, v in paused.items()},
+                      tcp_cc=net.congestion_control() if net else None,
                       timeouts=None if now is None or before is None
                       else now - before)
         except OSError:

@@ -65,6 +65,7 @@ class Coordinator:
         self.cpu, self.retrans = {}, {}
         self.retrans_by_conn, self.timeouts = {}, {}
         self.paused_by_conn = {}
+        self.tcp_cc = set()
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
                               os.path.join(fab.state.dir, 'coord.sock'))
@@ -148,6 +149,8 @@ class Coordinator:
                     k: n for k, n in sorted(self.retrans_by_conn.items())
                     if n},
                 'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
+                'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
+                or None,
                 'paused_s': round(sum(self.paused_by_conn.values()), 3),
                 'paused_s_by_connection': {
                     k: v for k, v in sorted(self.paused_by_conn.items())
@@ -179,6 +182,8 @@ class Coordinator:
         for cid, v in m.get('paused_by_conn', {}).items():
             self.paused_by_conn['%s#%s' % (h, cid)] = v
         self.timeouts[h] = m.get('timeouts')
+        if m.get('tcp_cc'):
+            self.tcp_cc.add(m['tcp_cc'])
 
     def _on_error(self, h, m):
         raise AgentFailed('agent on %s: %s (log: %s)'

@@ -163,6 +163,17 @@ class Transport:
                     break
         return out
 
+    def congestion_control(self):
+        """The TCP congestion control its connections use (the host's
+        default unless the run names one), or None without any."""
+        for s, _ in self.out.values():
+            try:
+                return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION,
+                                    16).split(b'\0', 1)[0].decode()
+            except OSError:
+                return None
+        return None
+
     def retransmits(self):
         """{connection id: segments it retransmitted}."""
         return {cid: tcp_total_retrans(s) for cid, (s, _) in self.out.items()}
