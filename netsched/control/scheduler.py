@@ -223,7 +223,7 @@ class Scheduler:
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
             self._set_classes(now, names, cls, out)
-        if d.coflow_rank is not None or d.flow_rate is not None:
+        if d.flow_rate is not None:
             self._pace(snap, tasks, cls, d.flow_rate, out)
 
     def _set_classes(self, now, names, cls, out):
@@ -245,28 +245,25 @@ class Scheduler:
                                                  'classes': m})
 
     def _pace(self, snap, tasks, cls, explicit, out):
-        """The fluid allocation of the transfers in flight, as the
-        simulator computes it (the policy's per-flow rates reserved, the
-        rest back-filled by class in strict priority), applied at the
-        senders: a transfer it gives nothing is held (its sender stops
-        writing until it is given a rate, as Varys' and Aalo's daemons
-        pause flows), so a starved connection does not sit in a low
-        class losing packets and backing off its retransmission timer;
-        where the policy gives rates (MADD), each transfer's rate is kept
-        by its agent; the others run as fast as their class lets them."""
+        """For policies that give per-flow rates (Varys' MADD): the fluid
+        allocation of the transfers in flight, as the simulator computes
+        it (the policy's rates reserved, the rest back-filled by class in
+        strict priority), applied at the senders. Each transfer's rate is
+        kept by its agent; one the allocation gives nothing is held (its
+        sender writes nothing until it is given a rate, as Varys' daemons
+        pause flows). Policies that only order coflows are left to the
+        switches' classes: holding their starved transfers too was
+        measured neutral on the emulator's error against the simulator
+        (three ring jobs: SEBF 9.7% vs 11.3%, Sincronia 9.5% vs 11.8%,
+        FIFO 19.6% vs 17.0% per coflow, without vs with), and the
+        allocation at every decision doubled the controller's decision
+        time with 10 jobs under SEBF."""
         rate, _ = fluid.allocate(snap.path_links, snap.flow_path,
                                  np.asarray(cls)[snap.flow_coflow],
                                  snap.link_capacity, explicit)
         per_host, logged = {}, {}
-        held = False
         for t, r in zip(tasks, rate.tolist()):
-            if r <= 0:
-                bps = HOLD
-            elif explicit is not None:
-                bps = r / self.scale / 8.0
-            else:
-                bps = 0
-            held = held or bps == HOLD
+            bps = r / self.scale / 8.0 if r > 0 else HOLD
             old = self.rates.get(t.id, 0)
             if bps <= 0 or old <= 0:
                 changed = bps != old
@@ -276,10 +273,9 @@ class Scheduler:
                 self.rates[t.id] = bps
                 per_host.setdefault(t.host, {})[str(t.id)] = \
                     HOLD if bps == HOLD else round(bps)
-                logged[str(t.id)] = HOLD if bps == HOLD else round(r) \
-                    if bps > 0 else 0
+                logged[str(t.id)] = HOLD if bps == HOLD else round(r)
         # what a transfer's end frees must be given out again at once
-        self.rate_limited = explicit is not None or held
+        self.rate_limited = True
         for h, rates in sorted(per_host.items()):
             out.pushes.setdefault(h, []).append({'op': 'rates',
                                                  'rates': rates})

@@ -99,10 +99,8 @@ def test_registration_then_decision_installs_one_rule_per_connection():
     # the first step (one coflow) gave a/0 class 0; this one adds b/0
     first = c.scheduler.rules.per_switch()
     assert [m.to_dict() for m in out.mods[SL]] == golden[1:]
-    # b/0 shares the bottleneck with a/0 in a higher class: its sender
-    # holds it (the fluid allocation gives it nothing)
-    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 1}},
-                                  {'op': 'rates', 'rates': {'3': HOLD}}]}
+    assert out.pushes == {'hl1': [{'op': 'classes',
+                                   'classes': {'b/0': 1}}]}
     assert sorted(first) == [SL]            # ingress switch only
     sw.apply({SL: [of.schedule_rule(dict(r.match), r.cls, 8, r.owner)
                    for r in c.scheduler.rules.installed.values()]})
@@ -353,10 +351,8 @@ def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
                  sent={'3': 4 * 2 ** 20})
     assert out.decided and not out.pushes
     # 6 MiB: b/0 goes to the second queue, behind a/0 (which keeps its
-    # class and, held until now, is released), and its sender holds it
+    # class)
     out = report(c, 'hl1', 1.04, ev='progress', t=1.04,
                  sent={'3': 6 * 2 ** 20})
     assert c.scheduler.classes == {'a/0': 1, 'b/0': 2}
-    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 2}},
-                                  {'op': 'rates', 'rates': {'3': HOLD}}],
-                          'hl0': [{'op': 'rates', 'rates': {'1': 0}}]}
+    assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 2}}]}
