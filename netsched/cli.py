@@ -203,6 +203,13 @@ def cmd_check(a):
     from .workload import models, taskgraph
     exp = _experiment(a)
     g = exp.graph()
+    # everything that can fail, before a word is printed
+    plan = taskgraph.build(exp) if exp.jobs or exp.tuning else None
+    if exp.trace:
+        from .workload import trace
+        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
+                                 exp.trace.time_scale)
+        trace.check_ports(ports, topo.hosts(g), '%s: trace' % a.experiment)
     print('%s: ok' % a.experiment)
     print('  backend %s, policy %s, seed %d, topology %s (%d hosts), '
           'links %.4g Gbit/s, scale %g (emulated links %.4g Mbit/s), '
@@ -212,8 +219,7 @@ def cmd_check(a):
                          'exact' if exp.queues is None else exp.queues))
     if exp.backend == 'emu':
         _resolution(exp)
-    if exp.jobs or exp.tuning:
-        plan = taskgraph.build(exp)
+    if plan is not None:
         for jid, jp in plan.jobs.items():
             m = models.get(jp.model, exp.base_dir)
             print('  job %-12s %-9s %-4s %d workers%s, %d iterations, '
@@ -228,10 +234,6 @@ def cmd_check(a):
         print('  %d tasks, %d connections' % (len(plan.tasks),
                                                len(plan.conns)))
     if exp.trace:
-        from .workload import trace
-        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
-                                 exp.trace.time_scale)
-        trace.check_ports(ports, topo.hosts(g), '%s: trace' % a.experiment)
         print('  trace %s: %d ports, %d coflows, %d flows'
               % (exp.trace.path, ports, len(cofs),
                  sum(len(c.mappers) * len(c.reducers) for c in cofs)))
