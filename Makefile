@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
-	bench-controller clean
+	bench-controller bench-fidelity clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -17,7 +17,7 @@ test: setup
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
-bench: bench-fabric bench-workload bench-sim bench-controller
+bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -30,6 +30,9 @@ bench-sim: setup
 
 bench-controller: setup
 	$(PY) benchmarks/controller_bench.py
+
+bench-fidelity: setup
+	$(PY) benchmarks/fidelity_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

@@ -69,6 +69,13 @@ def check_args(policies, metric, tie):
         pol.make(p, where='--policies')
 
 
+def run_one(exp, out, say=print):
+    """One backend under one policy (an Experiment from experiment.load
+    with both set); returns its summary."""
+    _, s = run.execute(exp, out, say=say, plots=False)
+    return s
+
+
 def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
                say=print):
     """Run every policy on both backends (simulator first: it is quick
@@ -85,7 +92,7 @@ def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
         for p in policies:
             out = os.path.join(out_dir, '%s-%s' % (b, p))
             say('crosscheck: %s on %s -> %s' % (p, b, out))
-            _, s = run.execute(exps[b, p], out, say=say, plots=False)
+            s = run_one(exps[b, p], out, say)
             summaries[b, p] = s
             totals[b][p] = s['totals'].get(metric)
             _save(out_dir, {'metric': metric, 'totals': totals})

@@ -1,0 +1,220 @@
+"""Fidelity benchmark (issue 10; needs root and OVS for the emulator):
+every baseline on every experiment of the fidelity suite
+(experiments/fidelity/*.yaml), on the simulator once (it is
+deterministic) and on the emulator ``--reps`` times, and the error matrix
+between the backends:
+
+  - mean per-job |error| of the JCT and mean per-coflow |error| of the
+    CCT, emulator against simulator (mean and range over the reps),
+    against the targets: jobs <= 10%, coflows <= 15%;
+  - per experiment, in how many reps the two backends rank the policies
+    the same way (average CCT; no pair in opposite orders beyond a 5%
+    tie);
+  - per run, the emulator's TCP retransmissions, retransmission timeouts
+    and the time senders were held (run.json), which say whether a result
+    was shaped by loss.
+
+    .venv/bin/python benchmarks/fidelity_bench.py [--reps N]
+        [--only d3-ring,ft-mixed] [--policies fair,sebf] [--backend sim]
+        [--out DIR]
+
+Every run's figures are appended to DIR/runs.jsonl as it ends (default
+DIR: results/bench-fidelity/<time>), so an interrupted benchmark keeps
+what it measured; the matrix goes to DIR/matrix.json and is printed.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from netsched import crosscheck, experiment  # noqa: E402
+
+SUITE = os.path.join(ROOT, 'experiments', 'fidelity')
+POLICIES = ('fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia')
+METRIC = 'avg_cct_s'
+TIE = 0.05
+TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
+
+
+def suite(only=None):
+    paths = sorted(glob.glob(os.path.join(SUITE, '*.yaml')))
+    names = {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
+    if only:
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            sys.exit('fidelity_bench: no suite experiment %r (known: %s)'
+                     % (unknown[0], ', '.join(names)))
+        return {n: names[n] for n in only}
+    return names
+
+
+def diagnostics(out):
+    """TCP retransmissions, timeouts and held time of an emulator run."""
+    try:
+        with open(os.path.join(out, 'run.json')) as f:
+            b = json.load(f).get('backend_info') or {}
+    except (OSError, ValueError):
+        return {}
+    return {'retransmits': b.get('tcp_retransmits'),
+            'timeouts': sum(v or 0 for v in
+                            (b.get('tcp_timeouts_by_host') or {}).values()),
+            'paused_s': b.get('paused_s')}
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return {'mean': sum(xs) / len(xs), 'min': min(xs), 'max': max(xs),
+            'n': len(xs)}
+
+
+def matrix(records, sims, policies):
+    """Per experiment and policy: error spreads over the reps, target
+    marks, totals; per experiment, reps whose ranking agrees."""
+    out = {}
+    for name in sorted({r['experiment'] for r in records} | set(sims)):
+        exp_sims = sims.get(name, {})
+        reps = sorted({r['rep'] for r in records if r['experiment'] == name})
+        cells = {}
+        for p in policies:
+            rs = [r for r in records
+                  if r['experiment'] == name and r['policy'] == p]
+            cell = {'sim': (exp_sims.get(p) or {}).get(METRIC),
+                    'emu': spread([r['total'] for r in rs]),
+                    'jobs': spread([r['errors']['job jct_s'] for r in rs]),
+                    'coflows': spread([r['errors']['coflow cct_s']
+                                       for r in rs]),
+                    'retransmits': spread([r['diag'].get('retransmits')
+                                           for r in rs]),
+                    'timeouts': spread([r['diag'].get('timeouts')
+                                        for r in rs])}
+            cell['meets'] = {k: (cell[key]['max'] <= TARGET[k]
+                                 if cell[key] else None)
+                             for k, key in (('job jct_s', 'jobs'),
+                                            ('coflow cct_s', 'coflows'))}
+            cells[p] = cell
+        agree = []
+        for rep in reps:
+            emu = {r['policy']: r['total'] for r in records
+                   if r['experiment'] == name and r['rep'] == rep}
+            if set(emu) != set(policies):
+                continue                 # an interrupted rep
+            sim = {p: (exp_sims.get(p) or {}).get(METRIC) for p in policies}
+            agree.append(not crosscheck.disagreements(sim, emu, TIE))
+        out[name] = {'policies': cells, 'reps': len(agree),
+                     'ranking_agrees': sum(agree)}
+    return out
+
+
+def table(m, policies):
+    def pct(s):
+        if not s:
+            return '-'
+        return '%.1f%% (%.1f-%.1f)' % (100 * s['mean'], 100 * s['min'],
+                                      100 * s['max'])
+    lines = ['%-12s %-10s %8s %8s %22s %22s %8s' % (
+        'experiment', 'policy', 'sim', 'emu', 'jobs |err| <=10%',
+        'coflows |err| <=15%', 'retrans')]
+    for name, e in m.items():
+        for p in policies:
+            c = e['policies'][p]
+            mark = {k: {True: ' ', False: '!', None: '?'}[v]
+                    for k, v in c['meets'].items()}
+            lines.append('%-12s %-10s %8s %8s %21s%s %21s%s %8s' % (
+                name, p, '-' if c['sim'] is None else '%.3f' % c['sim'],
+                '-' if not c['emu'] else '%.3f' % c['emu']['mean'],
+                pct(c['jobs']), mark['job jct_s'], pct(c['coflows']),
+                mark['coflow cct_s'],
+                '-' if not c['retransmits'] else
+                '%.0f' % c['retransmits']['mean']))
+        lines.append('%-12s ranking: the backends agree in %d of %d reps '
+                     '(ties within %d%%)' % (name, e['ranking_agrees'],
+                                             e['reps'], 100 * TIE))
+    lines.append("'!' = misses the target in at least one rep; ranges are "
+                 'min-max over the reps')
+    return '\n'.join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--reps', type=int, default=3)
+    ap.add_argument('--only', help='comma-separated suite experiments')
+    ap.add_argument('--policies', default=','.join(POLICIES))
+    ap.add_argument('--backend', choices=('both', 'sim'), default='both')
+    ap.add_argument('--out')
+    a = ap.parse_args(argv)
+    policies = a.policies.split(',')
+    crosscheck.check_args(policies, METRIC, TIE)
+    exps = suite(a.only.split(',') if a.only else None)
+    out_dir = a.out or os.path.join(ROOT, 'results', 'bench-fidelity',
+                                    time.strftime('%Y%m%d-%H%M%S'))
+    os.makedirs(out_dir, exist_ok=True)
+    log = open(os.path.join(out_dir, 'runs.jsonl'), 'a')
+    t0 = time.monotonic()
+
+    def say(msg):
+        print('[%7.1fs] %s' % (time.monotonic() - t0, msg), flush=True)
+
+    def quiet(msg):
+        pass
+
+    # check every experiment under every policy before anything runs
+    loaded = {(n, b, p): experiment.load(path, backend=b, policy=p)
+              for n, path in exps.items() for b in ('sim', 'emu')
+              for p in policies}
+    sims, records = {}, []
+    for n in exps:
+        sims[n] = {}
+        for p in policies:
+            s = crosscheck.run_one(loaded[n, 'sim', p],
+                                   os.path.join(out_dir, n, 'sim-' + p),
+                                   quiet)
+            sims[n][p] = s['totals']
+            log.write(json.dumps({'experiment': n, 'backend': 'sim',
+                                  'policy': p, 'totals': s['totals']}) + '\n')
+            log.flush()
+        say('%s: simulator done (%s)' % (n, ', '.join(
+            '%s %.3f' % (p, sims[n][p][METRIC]) for p in policies)))
+    if a.backend == 'both':
+        runs = a.reps * len(exps) * len(policies)
+        done = 0
+        for rep in range(a.reps):
+            for n in exps:
+                for p in policies:
+                    out = os.path.join(out_dir, n, 'emu-%s-%d' % (p, rep))
+                    s = crosscheck.run_one(loaded[n, 'emu', p], out, quiet)
+                    with open(os.path.join(out_dir, n, 'sim-' + p,
+                                           'summary.json')) as f:
+                        sim = json.load(f)
+                    rec = {'experiment': n, 'backend': 'emu', 'policy': p,
+                           'rep': rep, 'total': s['totals'].get(METRIC),
+                           'errors': crosscheck.errors(sim, s),
+                           'diag': diagnostics(out)}
+                    records.append(rec)
+                    log.write(json.dumps(rec) + '\n')
+                    log.flush()
+                    done += 1
+                    say('%d/%d %s %s rep %d: emu %.3f (sim %.3f), jobs %.1f%%,'
+                        ' coflows %.1f%%, %s retransmits' % (
+                            done, runs, n, p, rep, rec['total'],
+                            sims[n][p][METRIC],
+                            100 * rec['errors']['job jct_s'],
+                            100 * rec['errors']['coflow cct_s'],
+                            rec['diag'].get('retransmits')))
+    m = matrix(records, sims, policies)
+    with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:
+        json.dump({'reps': a.reps, 'policies': policies, 'targets': TARGET,
+                   'tie': TIE, 'matrix': m, 'sim': sims}, f, indent=1)
+    print(table(m, policies))
+    print('results: %s' % out_dir)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
