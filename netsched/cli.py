@@ -204,12 +204,13 @@ def cmd_check(a):
     exp = _experiment(a)
     g = exp.graph()
     # everything that can fail, before a word is printed
-    plan = taskgraph.build(exp) if exp.jobs or exp.tuning else None
     if exp.trace:
         from .workload import trace
-        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
-                                 exp.trace.time_scale)
-        trace.check_ports(ports, topo.hosts(g), '%s: trace' % a.experiment)
+        ports, cofs = trace.load(exp.trace)
+        trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
+                         '%s: trace' % a.experiment)
+    plan = taskgraph.build(exp) \
+        if exp.jobs or exp.tuning or exp.backend == 'emu' else None
     print('%s: ok' % a.experiment)
     print('  backend %s, policy %s, seed %d, topology %s (%d hosts), '
           'links %.4g Gbit/s, scale %g (emulated links %.4g Mbit/s), '

@@ -48,6 +48,9 @@ class TraceSpec:
     path: str
     limit: int = None                 # first N coflows only
     time_scale: float = 1.0           # arrival times multiplied by this
+    skip: int = 0                     # drop the file's first N coflows
+    size_scale: float = 1.0           # bytes multiplied by this
+    racks: str = 'strict'             # rack i on host i, or i mod hosts
 
 
 @dataclass(frozen=True)
@@ -377,7 +380,10 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
         if not os.path.isfile(tpath):
             tc.fail('path', 'no such file: %s' % tpath)
         tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
-                       float(tc.num('time_scale', 1.0, positive=True)))
+                       float(tc.num('time_scale', 1.0, positive=True)),
+                       tc.num('skip', 0, integer=True, minimum=0),
+                       float(tc.num('size_scale', 1.0, positive=True)),
+                       tc.choice('racks', ('strict', 'wrap'), 'strict'))
         tc.done()
     if not jobs and not tuning and tr is None:
         c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')

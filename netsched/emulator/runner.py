@@ -304,9 +304,6 @@ def run(exp, log_path, say, attach=None):
     AttachedFabric: a running controller's fabric, checked), on a fabric
     someone brought up, with agents started by hand (the commands are
     said)."""
-    if exp.trace is not None:
-        raise ConfigError('%s: coflow traces run on the simulator '
-                          '(--backend sim)' % (exp.path or exp.name))
     plan = taskgraph.build(exp)
     link_mbps = exp.link_bps / exp.scale / 1e6
     if link_mbps > 1000:

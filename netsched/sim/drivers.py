@@ -5,14 +5,23 @@ import numpy as np
 
 class TraceDriver:
     """Releases every coflow of a trace at its arrival time (the
-    conventional reading). Rack i is the topology's i-th host."""
+    conventional reading), rack i on host ``racks[i]``
+    (workload.trace.rack_hosts). Its network flows are those
+    ``trace.network_flows`` gives, with the emulator's ports (the k-th of
+    the trace on source port TRACE_SPORT + k, to the agents' port), so
+    that ECMP puts them on the same paths on both backends."""
 
-    def __init__(self, coflows, hosts, ports, where='trace'):
-        from ..workload.trace import check_ports
-        check_ports(ports, hosts, where)
+    def __init__(self, coflows, racks, big_switch=False):
+        from ..workload import trace
         self.coflows = coflows
-        self.hosts = hosts
+        self.racks = racks
+        self.big_switch = big_switch
         self.left = {}
+        self.first = {}
+        k = 0
+        for c in coflows:
+            self.first[c.id] = k
+            k += len(trace.network_flows(c, racks, big_switch)[2])
 
     def start(self, eng):
         self.eng = eng
@@ -20,26 +29,21 @@ class TraceDriver:
             eng.at(c.arrival_s, self._arrive, c)
 
     def _arrive(self, c):
+        from ..workload import trace
+        from ..workload.taskgraph import AGENT_PORT
         eng = self.eng
         idx = eng.coflow(c.id, eng.now)
         eng.log.write(eng.now, 'coflow', coflow=c.id, bytes=c.bytes,
                       width=len(c.mappers) * len(c.reducers))
-        src, dst, size = c.flows()
-        h = np.array(self.hosts, dtype=object)
-        src, dst = h[src], h[dst]
-        if not eng.net.big_switch:              # same host: no network
-            keep = src != dst
-            src, dst, size = src[keep], dst[keep], size[keep]
-        keep = size > 0
-        src, dst, size = src[keep], dst[keep], size[keep]
+        src, dst, size = trace.network_flows(c, self.racks, self.big_switch)
         if len(size) == 0:
             eng.log.write(eng.now, 'coflow_end', coflow=c.id)
             return
         self.left[idx] = len(size)
-        # a distinct source port per mapper: ECMP spreads a coflow's flows
-        sport = [40000 + int(i) % 20000 for i in range(len(size))]
+        k = self.first[c.id] + np.arange(len(size))
+        sport = (trace.TRACE_SPORT + k % trace.TRACE_PORTS).tolist()
         eng.add_flows(list(src), list(dst), size, idx, sport=sport,
-                      dport=[5001] * len(size))
+                      dport=[AGENT_PORT] * len(size))
 
     def on_flows_done(self, ids):
         eng = self.eng

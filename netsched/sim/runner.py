@@ -33,16 +33,16 @@ def run(exp, log_path, say):
     policy = policies.make(exp.policy, exp.policy_params)
     parts = []
     if exp.trace:
-        ports, cofs = trace.read(exp.trace.path, exp.trace.limit,
-                                 exp.trace.time_scale)
+        ports, cofs = trace.load(exp.trace)
         parts.append(TraceDriver(
-            cofs, topo.hosts(g), ports,
-            where='%s: trace' % (exp.path or exp.name)))
+            cofs, trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
+                                   '%s: trace' % (exp.path or exp.name)),
+            exp.big_switch))
         say('trace %s: %d coflows, %d flows'
             % (os.path.basename(exp.trace.path), len(cofs),
                sum(len(c.mappers) * len(c.reducers) for c in cofs)))
     if exp.jobs or exp.tuning:
-        plan = taskgraph.build(exp)
+        plan = taskgraph.build(exp, with_trace=False)
         parts.append(PlanDriver(plan))
         say('%d jobs, %d tasks, %d connections'
             % (len(plan.jobs), len(plan.tasks), len(plan.conns)))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import models
+from . import models, trace
 from .. import topology as topo
 from ..errors import ConfigError
 
@@ -117,12 +117,13 @@ class Plan:
         self.tasks.append(t)
         return t.id
 
-    def conn(self, src, dst, job):
-        c = Conn(len(self.conns), src, dst, FIRST_SPORT + len(self.conns),
+    def conn(self, src, dst, job, sport=None):
+        c = Conn(len(self.conns), src, dst,
+                 FIRST_SPORT + len(self.conns) if sport is None else sport,
                  AGENT_PORT, job)
-        if c.sport > 65535:
+        if sport is None and c.sport >= trace.TRACE_SPORT:
             raise ConfigError('the workload needs more than %d connections'
-                              % (65536 - FIRST_SPORT))
+                              % (trace.TRACE_SPORT - FIRST_SPORT))
         self.conns.append(c)
         return c.id
 
@@ -186,8 +187,10 @@ def _place(job, need, hosts, free, rng):
     return chosen
 
 
-def build(exp):
-    """The task graph of an experiment's jobs and tuning groups."""
+def build(exp, with_trace=True):
+    """The task graph of an experiment's jobs and tuning groups, and of
+    its coflow trace unless ``with_trace`` is false (the simulator runs a
+    trace with a driver of its own, sim.drivers.TraceDriver)."""
     g = exp.graph()
     hosts = topo.hosts(g)
     rng = np.random.default_rng(exp.seed)
@@ -214,7 +217,33 @@ def build(exp):
                  spec.loss or default_loss(rng), spec.iterations)
         else:
             _tuning(plan, spec, model, arrival, tuning, hosts, free, rng)
+    if exp.trace and with_trace:
+        _trace(plan, exp, hosts)
     return plan
+
+
+def _trace(plan, exp, hosts):
+    """A coflow trace's network flows (workload.trace.network_flows),
+    each a send on a connection of its own, released at its coflow's
+    arrival: the simulator runs every trace flow as an independent flow,
+    and sends on one connection would go one after the other. The k-th
+    flow's source port is the simulator's (TRACE_SPORT + k)."""
+    where = '%s: trace' % (exp.path or exp.name)
+    ports, cofs = trace.load(exp.trace)
+    racks = trace.rack_hosts(ports, hosts, exp.trace.racks, where)
+    k = 0
+    for c in cofs:
+        src, dst, size = trace.network_flows(c, racks, exp.big_switch)
+        for s, d, b in zip(src.tolist(), dst.tolist(), size.tolist()):
+            if k >= trace.TRACE_PORTS:
+                raise ConfigError('%s: %d flows or more; the emulator runs '
+                                  'at most %d (limit the slice)'
+                                  % (where, k + 1, trace.TRACE_PORTS))
+            cid = plan.conn(s, d, None, sport=trace.TRACE_SPORT + k)
+            plan.add('send', s, None, None, dst=d, bytes=b,
+                     coflow=c.id, conn=cid, not_before=c.arrival_s)
+            plan.coflow_bytes[c.id] = plan.coflow_bytes.get(c.id, 0) + b
+            k += 1
 
 
 def _need(spec):

@@ -49,9 +49,15 @@ def _int(path, n, tok, what, lo=0, hi=None):
     return v
 
 
-def read(path, limit=None, time_scale=1.0):
-    """(ports, [Coflow]) sorted by arrival; ``limit`` keeps the first N
-    lines' coflows."""
+TRACE_SPORT = 40000       # source port of a trace's k-th network flow:
+TRACE_PORTS = 25536       # TRACE_SPORT + k mod TRACE_PORTS (both backends)
+
+
+def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0):
+    """(ports, [Coflow]) sorted by arrival; ``skip`` drops the first N
+    coflows of the file (and then arrivals count from the earliest one
+    kept), ``limit`` keeps the next N; bytes are multiplied by
+    ``size_scale``."""
     try:
         f = open(path)
     except OSError as e:
@@ -68,11 +74,15 @@ def read(path, limit=None, time_scale=1.0):
     ports = _int(path, 1, head[0], 'ports', 1)
     count = _int(path, 1, head[1], 'coflows', 0)
     out, seen = [], set()
+    skipped = 0
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         if limit is not None and len(out) >= limit:
             break
+        if skipped < skip:
+            skipped += 1
+            continue
         tok = line.split()
         if len(tok) < 5:
             raise ConfigError('%s:%d: too few fields for a coflow (need id, '
@@ -109,14 +119,49 @@ def read(path, limit=None, time_scale=1.0):
             if not size >= 0 or size == float('inf'):
                 raise ConfigError('%s:%d: reducer %s: MB must be >= 0, got %s'
                                   % (path, n, rack, mb))
-            reducers.append((r, size * MB))
+            reducers.append((r, size * MB * size_scale))
         out.append(Coflow(cid, arrival / 1000.0 * time_scale, mappers,
                           tuple(reducers)))
-    if limit is None and len(out) != count:
+    if limit is None and not skip and len(out) != count:
         raise ConfigError('%s:1: header says %d coflows, the file has %d'
                           % (path, count, len(out)))
     out.sort(key=lambda c: c.arrival_s)
+    if skip and out:
+        t0 = out[0].arrival_s
+        out = [Coflow(c.id, c.arrival_s - t0, c.mappers, c.reducers)
+               for c in out]
     return ports, out
+
+
+def load(spec):
+    """A TraceSpec's coflows: (ports, [Coflow])."""
+    return read(spec.path, spec.limit, spec.time_scale, spec.skip,
+                spec.size_scale)
+
+
+def rack_hosts(ports, hosts, racks='strict', where='trace'):
+    """The host each of the trace's racks runs on: rack i on the i-th
+    host (``strict``: the topology needs as many hosts as the trace has
+    ports) or on host i mod the number of hosts (``wrap``)."""
+    if racks == 'wrap':
+        return [hosts[r % len(hosts)] for r in range(ports)]
+    check_ports(ports, hosts, where)
+    return list(hosts[:ports])
+
+
+def network_flows(c, racks, big_switch=False):
+    """A coflow's flows that cross the network, in the conventional
+    split's order: (sources, destinations, bytes) as arrays. Flows
+    between two racks on one host (unless the fabric is a big switch,
+    where every rack has a port of its own) and empty flows are left
+    out, on both backends."""
+    src, dst, size = c.flows()
+    h = np.array(racks, dtype=object)
+    src, dst = h[src], h[dst]
+    keep = size > 0
+    if not big_switch:
+        keep &= src != dst
+    return src[keep], dst[keep], size[keep]
 
 
 def check_ports(ports, hosts, where='trace'):

@@ -110,3 +110,81 @@ def test_a_trace_wider_than_the_topology_is_named(tmp_path):
         run.execute(experiment.load(str(e)), str(tmp_path / 'o'),
                     say=lambda m: None, plots=False)
     assert cli.main(['check', str(e)]) == 2
+
+
+TRACE4 = ('4 3\n'
+          '1 1000 2 0 1 1 2:4.0\n'        # 2 mappers -> rack 2
+          '2 3000 1 3 1 0:1.0\n'          # rack 3 -> rack 0
+          '3 5000 1 0 1 2:2.0\n')         # rack 0 -> rack 2
+
+
+def test_skip_limit_and_size_scale(tmp_path):
+    p = write(tmp_path, TRACE4)
+    ports, cofs = trace.read(p, skip=1, limit=1, size_scale=3.0)
+    # the second coflow only, its arrival now 0, its bytes x3
+    assert [(c.id, c.arrival_s, c.bytes) for c in cofs] == [
+        ('2', 0.0, 3 * trace.MB)]
+
+
+def test_racks_on_hosts_strict_or_wrapped():
+    hosts = ['a', 'b']
+    assert trace.rack_hosts(4, hosts, 'wrap') == ['a', 'b', 'a', 'b']
+    with pytest.raises(ConfigError, match='4 ports but the topology only 2'):
+        trace.rack_hosts(4, hosts, 'strict')
+
+
+def test_network_flows_leave_out_flows_within_a_host(tmp_path):
+    _, cofs = trace.read(write(tmp_path, TRACE4))
+    racks = trace.rack_hosts(4, ['a', 'b'], 'wrap')      # 0,2 -> a; 1,3 -> b
+    src, dst, size = trace.network_flows(cofs[0], racks)
+    # rack 0 -> rack 2 is a -> a: left out; rack 1 -> 2 is b -> a
+    assert list(zip(src, dst, size)) == [('b', 'a', 2 * trace.MB)]
+    # on a big switch every rack has a port: both go
+    assert len(trace.network_flows(cofs[0], racks, big_switch=True)[2]) == 2
+
+
+def _trace_exp(tmp_path, backend, **extra):
+    p = write(tmp_path, TRACE4)
+    d = {'backend': backend, 'topology': 'dumbbell,2', 'scale': 500,
+         'trace': dict({'path': p, 'racks': 'wrap'}, **extra)}
+    return experiment.from_dict(d, str(tmp_path / 'e.yaml'))
+
+
+def test_the_emulator_runs_a_trace_as_sends_on_connections_of_their_own(
+        tmp_path):
+    from netsched.workload import taskgraph
+    plan = taskgraph.build(_trace_exp(tmp_path, 'emu'))
+    # dumbbell,2 hosts: hl0 hl1 hr0 hr1; racks 0..3 on them in order
+    sends = [(t.coflow, t.host, t.dst, t.bytes, t.not_before,
+              plan.conns[t.conn].sport) for t in plan.tasks]
+    assert sends == [
+        ('1', 'hl0', 'hr0', 2 * trace.MB, 1.0, trace.TRACE_SPORT),
+        ('1', 'hl1', 'hr0', 2 * trace.MB, 1.0, trace.TRACE_SPORT + 1),
+        ('2', 'hr1', 'hl0', 1 * trace.MB, 3.0, trace.TRACE_SPORT + 2),
+        ('3', 'hl0', 'hr0', 2 * trace.MB, 5.0, trace.TRACE_SPORT + 3)]
+    assert all(t.kind == 'send' and not t.deps for t in plan.tasks)
+    assert plan.coflow_bytes == {'1': 4 * trace.MB, '2': trace.MB,
+                                 '3': 2 * trace.MB}
+
+
+def test_the_simulator_runs_the_same_flows_on_the_same_ports(tmp_path):
+    exp = _trace_exp(tmp_path, 'sim')
+    out, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None,
+                         plots=False)
+    assert sorted(s['coflows']) == ['1', '2', '3']
+    import csv
+    with open(os.path.join(out, 'flows.csv')) as f:
+        rows = list(csv.DictReader(f))
+    assert [(r['coflow'], r['src'], r['dst']) for r in rows] == [
+        ('1', 'hl0', 'hr0'), ('1', 'hl1', 'hr0'), ('2', 'hr1', 'hl0'),
+        ('3', 'hl0', 'hr0')]
+
+
+@pytest.mark.parametrize('extra,msg', [
+    ({'racks': 'spread'}, r"trace: racks: must be one of strict, wrap"),
+    ({'skip': -1}, r'trace: skip: must be >= 0'),
+    ({'size_scale': 0}, r'trace: size_scale: must be > 0'),
+])
+def test_bad_trace_keys_are_named(tmp_path, extra, msg):
+    with pytest.raises(ConfigError, match=msg):
+        _trace_exp(tmp_path, 'sim', **extra)
