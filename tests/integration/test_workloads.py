@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 import yaml
 
 from netsched import experiment, run
@@ -134,40 +133,3 @@ def test_a_killed_agent_is_reported_and_the_run_cleans_up(tmp_path):
     assert not set(topo.switches(g)) & set(ovs.bridges())
     # what it measured before the failure is kept
     assert os.path.getsize(tmp_path / 'out' / 'events.jsonl') > 0
-
-
-def test_both_backends_rank_policies_the_same_way(tmp_path):
-    """experiments/crosscheck.yaml under fair, SEBF and Varys on the
-    simulator and the emulator: no pair in opposite orders beyond the 5%
-    tie margin; the simulator puts SEBF and Varys before fair (by 18%), the
-    emulator SEBF (by 5-16% in typical runs).
-
-    About one emulator run in eight, the large job's connection, starved
-    in the low class while the small job runs, has backed its TCP
-    retransmission timer off so far that its last exchanges take 1 s
-    instead of 0.44 s, and SEBF's average falls behind fair's: real TCP
-    behaviour a fluid model lacks (README). Such a run is repeated once;
-    both reports are kept in the failure message."""
-    from netsched import crosscheck, events
-    reports = []
-    for attempt in range(2):
-        out = tmp_path / ('run%d' % attempt)
-        rep = crosscheck.crosscheck(os.path.join(ROOT, 'experiments',
-                                                 'crosscheck.yaml'),
-                                    ['fair', 'sebf', 'varys'], str(out),
-                                    say=lambda m: None)
-        reports.append(crosscheck.table(rep))
-        emu = rep['totals']['emu']
-        if rep['agree'] and emu['sebf'] < emu['fair']:
-            break
-    why = '\n\n'.join(reports)
-    assert rep['agree'], why
-    assert emu['sebf'] < emu['fair'], why
-    sim = rep['totals']['sim']
-    for p in ('sebf', 'varys'):
-        assert crosscheck.order(sim[p], sim['fair'], 0.05) == -1, why
-    # Varys' MADD rates reached the agents, and some limited a transfer
-    evs = events.read(str(out / 'emu-varys' / 'events.jsonl'))
-    caps = [r for e in evs if e['ev'] == 'rates' for r in e['rates'].values()]
-    assert caps and 0 < min(r for r in caps if r > 0) < 10e9
-    assert os.path.exists(out / 'crosscheck.json')

@@ -1,0 +1,62 @@
+"""The two backends against each other on the real emulator (issue 10):
+every baseline on two experiments of the fidelity suite, by `netsched
+crosscheck`. The rankings must agree (no pair of policies in opposite
+orders beyond a 5% tie) and the emulator's mean per-job and per-coflow
+errors against the simulator must stay within bounds: the benchmark's
+targets (jobs 10%, coflows 15%) where the emulator meets them, and where
+it does not, the bound README's fidelity figures give with the cause
+(`make bench-fidelity` measures the spread)."""
+import os
+
+import pytest
+
+from netsched import crosscheck, events
+from netsched import topology as topo
+from netsched.emulator import ovs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+POLICIES = ['fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia']
+TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
+# where the emulator misses the target, the bound that holds, from
+# `make bench-fidelity` (README, "Fidelity"): FIFO makes a coflow wait
+# behind every earlier one, and its packets wait stranded in a starved
+# queue meanwhile (max 34% over 3 reps on d3-ring); Aalo decides on less
+# data than the emulator resolves (README, "What the emulator resolves":
+# max 18% jobs, 27% coflows); Varys keeps its rates a decision late
+# (max 16% coflows)
+BEYOND = {'fifo': {'coflow cct_s': 0.45},
+          'aalo': {'job jct_s': 0.25, 'coflow cct_s': 0.35},
+          'varys': {'coflow cct_s': 0.20}}
+# Aalo's emulated average CCT spreads +-10% over runs (100-200 TCP
+# retransmissions each): its order against fair sharing and FIFO is not
+# asserted (it flipped once in 3 reps on d3-ring)
+UNSTABLE = {('fair', 'aalo'), ('fifo', 'aalo')}
+
+
+@pytest.mark.parametrize('name', ['d2-ring', 'd3-ring'])
+def test_every_baseline_agrees_across_backends(tmp_path, name):
+    path = os.path.join(ROOT, 'experiments', 'fidelity', name + '.yaml')
+    rep = crosscheck.crosscheck(path, POLICIES, str(tmp_path),
+                                say=lambda m: None)
+    why = crosscheck.table(rep)
+    assert not set(map(tuple, rep['disagreements'])) - UNSTABLE, why
+    # the ordering policies beat fair sharing on both backends
+    for b in ('sim', 'emu'):
+        tot = rep['totals'][b]
+        for p in ('sebf', 'varys', 'sincronia'):
+            assert crosscheck.order(tot[p], tot['fair'], 0.05) == -1, why
+    for p in POLICIES:
+        for kind, err in rep['errors'][p].items():
+            assert err is not None, (p, kind, why)
+            bound = BEYOND.get(p, {}).get(kind, TARGET[kind])
+            assert err <= bound, '%s %s %.1f%% > %.0f%%\n%s' % (
+                p, kind, 100 * err, 100 * bound, why)
+    # Varys' MADD rates reached the agents: some limited a transfer, and
+    # the ones given nothing were held
+    evs = events.read(str(tmp_path / 'emu-varys' / 'events.jsonl'))
+    caps = [r for e in evs if e['ev'] == 'rates' for r in e['rates'].values()]
+    assert caps and 0 < min(r for r in caps if r > 0) < 10e9
+    assert -1 in caps
+    g = topo.parse_spec('dumbbell,3')
+    assert not set(topo.switches(g)) & set(ovs.bridges())
