@@ -219,7 +219,7 @@ def cmd_check(a):
                          exp.link_bps / exp.scale / 1e6,
                          'exact' if exp.queues is None else exp.queues))
     if exp.backend == 'emu':
-        _resolution(exp)
+        _resolution(exp, plan)
     if plan is not None:
         for jid, jp in plan.jobs.items():
             m = models.get(jp.model, exp.base_dir)
@@ -244,14 +244,38 @@ def cmd_check(a):
 INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
 
 
-def _resolution(exp):
-    """What the emulator resolves: one packet's time on an emulated link,
-    and a warning where the policy decides on less data than TCP's
-    initial window carries (emulated)."""
+def _some_paths(exp):
+    """Links on a path between the first host and every other (the
+    longest is what a transfer may cross)."""
+    import networkx as nx
+    g = exp.graph()
+    hs = topo.hosts(g)
+    return [nx.shortest_path(g, hs[0], h)[1:] for h in hs[1:]]
+
+
+def _resolution(exp, plan):
+    """What the emulator resolves: one packet's time on an emulated link;
+    a warning where most transfers are a few packets (each hop of their
+    path adds a packet time the fluid model does not have) and where the
+    policy decides on less data than TCP's initial window carries."""
     from . import policies
     link = exp.link_bps / exp.scale
+    pkt_s = exp.mtu * 8 / link
     print('  emulated packet time %.2f ms (MTU %d at %.4g Mbit/s)'
-          % (exp.mtu * 8 / link * 1e3, exp.mtu, link / 1e6))
+          % (pkt_s * 1e3, exp.mtu, link / 1e6))
+    sends = sorted(t.bytes / exp.scale for t in plan.tasks
+                   if t.kind == 'send') if plan is not None else []
+    if sends:
+        median = sends[len(sends) // 2] / exp.mtu          # packets
+        hops = max(len(p) for p in _some_paths(exp))
+        if hops - 1 > median:
+            print('  warning: the median transfer is %.1f packets emulated; '
+                  'store and forward over a %d-link path adds %d packet '
+                  'times (%.0f ms) that the fluid model does not have, so '
+                  'the emulator will be slower than the simulator; larger '
+                  'transfers (bucket_mb), a lower scale or a smaller mtu '
+                  'narrow it (README, "What the emulator resolves")'
+                  % (median, hops, hops - 1, (hops - 1) * pkt_s * 1e3))
     finest = policies.make(exp.policy, exp.policy_params).finest_bytes()
     if finest is not None and finest / exp.scale < INITIAL_WINDOW * exp.mtu:
         print('  warning: policy %s decides on %.3g MB (%.0f emulated '
