@@ -141,6 +141,10 @@ def table(m, policies):
     return '\n'.join(lines)
 
 
+def _pct(x):
+    return '-' if x is None else '%.1f%%' % (100 * x)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--reps', type=int, default=3)
@@ -200,12 +204,12 @@ def main(argv=None):
                     log.write(json.dumps(rec) + '\n')
                     log.flush()
                     done += 1
-                    say('%d/%d %s %s rep %d: emu %.3f (sim %.3f), jobs %.1f%%,'
-                        ' coflows %.1f%%, %s retransmits' % (
+                    say('%d/%d %s %s rep %d: emu %.3f (sim %.3f), jobs %s, '
+                        'coflows %s, %s retransmits' % (
                             done, runs, n, p, rep, rec['total'],
                             sims[n][p][METRIC],
-                            100 * rec['errors']['job jct_s'],
-                            100 * rec['errors']['coflow cct_s'],
+                            _pct(rec['errors']['job jct_s']),
+                            _pct(rec['errors']['coflow cct_s']),
                             rec['diag'].get('retransmits')))
     m = matrix(records, sims, policies)
     with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:

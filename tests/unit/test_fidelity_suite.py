@@ -59,3 +59,19 @@ def test_matrix_marks_targets_and_counts_agreeing_reps():
     text = b.table(b.matrix(records, sims, ['fair', 'sebf']),
                    ['fair', 'sebf'])
     assert 'agree in 1 of 2 reps' in text and '!' in text
+
+
+def test_a_trace_experiment_has_no_job_errors():
+    """A coflow trace has no jobs: its job error is None, which the
+    matrix and the progress lines show as '-'."""
+    b = bench()
+    sims = {'t': {'fair': {'avg_cct_s': 1.0}, 'sebf': {'avg_cct_s': 0.5}}}
+    records = [{'experiment': 't', 'policy': p, 'rep': 0, 'total': v,
+                'errors': {'job jct_s': None, 'coflow cct_s': 0.1},
+                'diag': {}} for p, v in (('fair', 1.0), ('sebf', 0.5))]
+    m = b.matrix(records, sims, ['fair', 'sebf'])['t']
+    assert m['policies']['fair']['jobs'] is None
+    assert m['policies']['fair']['meets']['job jct_s'] is None
+    assert b._pct(None) == '-'
+    assert ' - ' in b.table(b.matrix(records, sims, ['fair', 'sebf']),
+                            ['fair', 'sebf'])
