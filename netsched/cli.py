@@ -207,8 +207,8 @@ def cmd_check(a):
     if exp.trace:
         from .workload import trace
         ports, cofs = trace.load(exp.trace)
-        trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
-                         '%s: trace' % a.experiment)
+        racks = trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
+                                 '%s: trace' % a.experiment)
     plan = taskgraph.build(exp) \
         if exp.jobs or exp.tuning or exp.backend == 'emu' else None
     print('%s: ok' % a.experiment)
@@ -235,9 +235,17 @@ def cmd_check(a):
         print('  %d tasks, %d connections' % (len(plan.tasks),
                                                len(plan.conns)))
     if exp.trace:
+        net = [trace.network_flows(c, racks, exp.big_switch)[2]
+               for c in cofs]
         print('  trace %s: %d ports, %d coflows, %d flows'
               % (exp.trace.path, ports, len(cofs),
                  sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+        print('  racks %s on %d hosts: %d flows cross the network, %.1f MB '
+              '(%.2f MB emulated); arrivals %.3g..%.3g s'
+              % (exp.trace.racks, len(topo.hosts(g)),
+                 sum(len(x) for x in net), sum(x.sum() for x in net) / 2**20,
+                 sum(x.sum() for x in net) / exp.scale / 2**20,
+                 cofs[0].arrival_s, cofs[-1].arrival_s))
     return 0
 
 

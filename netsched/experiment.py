@@ -51,6 +51,8 @@ class TraceSpec:
     skip: int = 0                     # drop the file's first N coflows
     size_scale: float = 1.0           # bytes multiplied by this
     racks: str = 'strict'             # rack i on host i, or i mod hosts
+    start_s: float = None             # first kept coflow's arrival (None:
+                                      # 0 if skip > 0, else the file's)
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,10 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
         c.fail('big_switch', 'must be true or false, got %r' % (big,))
+    if big and backend == 'emu':
+        c.fail('big_switch', "is the simulator's model (only host ports are "
+               "bottlenecks); the emulator runs the topology's switches: "
+               "use --backend sim, or drop big_switch")
 
     from . import policies
     pol = c.get('policy', 'fair')
@@ -379,11 +385,17 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
         tpath = tpath if os.path.isabs(tpath) else os.path.join(tbase, tpath)
         if not os.path.isfile(tpath):
             tc.fail('path', 'no such file: %s' % tpath)
+        start = tc.num('start_s', None, minimum=0)
         tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
                        float(tc.num('time_scale', 1.0, positive=True)),
                        tc.num('skip', 0, integer=True, minimum=0),
                        float(tc.num('size_scale', 1.0, positive=True)),
-                       tc.choice('racks', ('strict', 'wrap'), 'strict'))
+                       tc.choice('racks', ('strict', 'wrap'), 'strict'),
+                       None if start is None else float(start))
+        if tr.racks == 'wrap' and big:
+            tc.fail('racks', "'wrap' puts several racks on one host, and "
+                    "big_switch gives every rack a port of its own; use "
+                    "racks: strict with big_switch")
         tc.done()
     if not jobs and not tuning and tr is None:
         c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')

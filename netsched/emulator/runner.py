@@ -53,8 +53,10 @@ class Coordinator:
         self.recv_done = 0
         self.marks_done = 0
         self.coflow_left = {}
+        self.coflow_send = {}                # coflow -> one of its sends
         for t in self.sends.values():
             self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
+            self.coflow_send.setdefault(t.coflow, t)
         self.coflow_arrival = {}
         self.marks_left = {}
         for t in plan.tasks:
@@ -139,6 +141,7 @@ class Coordinator:
                 self._handle(h, m)
             except AgentFailed:      # the run is over: keep what it measured
                 pass
+        self._log_open_coflows(wall)
         self.pool.close()
         cpu = sum(self.cpu.values()) \
             if len(self.cpu) == len(self.hosts) else None
@@ -158,6 +161,23 @@ class Coordinator:
                 'controller': self.decisions.summary(),
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
+
+    def _log_open_coflows(self, wall):
+        """The coflows a finished transfer did not log: a trace's coflows
+        with no flow across the network (they end as they arrive, as on
+        the simulator) and, when the run stopped early, those that
+        arrived and did not finish (no end: their CCT is unknown)."""
+        for cf, at in sorted(self.plan.instant_coflows.items()):
+            if at <= wall:
+                self.log.write(at, 'coflow', coflow=cf, job=None, iter=None,
+                               bytes=self.plan.coflow_bytes[cf])
+                self.log.write(at, 'coflow_end', coflow=cf)
+        for cf, left in sorted(self.coflow_left.items()):
+            if left and cf in self.coflow_arrival:
+                t = self.coflow_send[cf]
+                self.log.write(self.coflow_arrival[cf] - self.t0, 'coflow',
+                               coflow=cf, job=t.job, iter=t.iter,
+                               bytes=self.plan.coflow_bytes[cf])
 
     def _handle(self, h, m):
         getattr(self, '_on_' + m['op'], self._on_unknown)(h, m)

@@ -33,9 +33,11 @@ class TraceDriver:
         from ..workload.taskgraph import AGENT_PORT
         eng = self.eng
         idx = eng.coflow(c.id, eng.now)
-        eng.log.write(eng.now, 'coflow', coflow=c.id, bytes=c.bytes,
-                      width=len(c.mappers) * len(c.reducers))
         src, dst, size = trace.network_flows(c, self.racks, self.big_switch)
+        # bytes: what crosses the network (the emulator's plan says the
+        # same, workload.taskgraph); a coflow with none ends as it arrives
+        eng.log.write(eng.now, 'coflow', coflow=c.id, bytes=float(size.sum()),
+                      width=len(c.mappers) * len(c.reducers))
         if len(size) == 0:
             eng.log.write(eng.now, 'coflow_end', coflow=c.id)
             return

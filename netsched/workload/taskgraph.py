@@ -111,6 +111,8 @@ class Plan:
     jobs: dict = field(default_factory=dict)
     stages: list = field(default_factory=list)
     coflow_bytes: dict = field(default_factory=dict)
+    # coflows without a network flow: id -> arrival (they end there)
+    instant_coflows: dict = field(default_factory=dict)
 
     def add(self, kind, host, job, it, **kw):
         t = Task(len(self.tasks), kind, host, job, it, **kw)
@@ -225,15 +227,25 @@ def build(exp, with_trace=True):
 def _trace(plan, exp, hosts):
     """A coflow trace's network flows (workload.trace.network_flows),
     each a send on a connection of its own, released at its coflow's
-    arrival: the simulator runs every trace flow as an independent flow,
+    arrival (``not_before``; no job, no iteration; the coflow's id is the
+    trace's): the simulator runs every trace flow as an independent flow,
     and sends on one connection would go one after the other. The k-th
-    flow's source port is the simulator's (TRACE_SPORT + k)."""
+    flow's source port is the simulator's (TRACE_SPORT + k). A coflow
+    none of whose flows crosses the network (every mapper on its
+    reducer's host) has no sends; it is in ``plan.instant_coflows``,
+    ended as it arrives, as the simulator ends it."""
     where = '%s: trace' % (exp.path or exp.name)
     ports, cofs = trace.load(exp.trace)
     racks = trace.rack_hosts(ports, hosts, exp.trace.racks, where)
     k = 0
     for c in cofs:
+        if c.id in plan.coflow_bytes:
+            raise ConfigError('%s: coflow id %s is also a job\'s coflow'
+                              % (where, c.id))
         src, dst, size = trace.network_flows(c, racks, exp.big_switch)
+        plan.coflow_bytes[c.id] = float(size.sum())
+        if not len(size):
+            plan.instant_coflows[c.id] = c.arrival_s
         for s, d, b in zip(src.tolist(), dst.tolist(), size.tolist()):
             if k >= trace.TRACE_PORTS:
                 raise ConfigError('%s: %d flows or more; the emulator runs '
@@ -242,8 +254,11 @@ def _trace(plan, exp, hosts):
             cid = plan.conn(s, d, None, sport=trace.TRACE_SPORT + k)
             plan.add('send', s, None, None, dst=d, bytes=b,
                      coflow=c.id, conn=cid, not_before=c.arrival_s)
-            plan.coflow_bytes[c.id] = plan.coflow_bytes.get(c.id, 0) + b
             k += 1
+    if not any(t.kind == 'send' for t in plan.tasks):
+        raise ConfigError('%s: no flow of the trace crosses the network '
+                          '(every mapper is on its reducer\'s host): '
+                          'nothing to run' % where)
 
 
 def _need(spec):

@@ -53,11 +53,15 @@ TRACE_SPORT = 40000       # source port of a trace's k-th network flow:
 TRACE_PORTS = 25536       # TRACE_SPORT + k mod TRACE_PORTS (both backends)
 
 
-def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0):
-    """(ports, [Coflow]) sorted by arrival; ``skip`` drops the first N
-    coflows of the file (and then arrivals count from the earliest one
-    kept), ``limit`` keeps the next N; bytes are multiplied by
-    ``size_scale``."""
+def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
+         start_s=None):
+    """(ports, [Coflow]) sorted by arrival. ``skip`` drops the first N
+    coflows of the file (in file order), ``limit`` keeps the next N;
+    arrival times are multiplied by ``time_scale`` and bytes by
+    ``size_scale``. Arrivals are shifted so that the first coflow kept
+    arrives at ``start_s``; without it (None), at 0 when ``skip`` > 0
+    (a slice from the middle of a trace does not wait for the hours
+    before it) and not at all otherwise (the file's own times)."""
     try:
         f = open(path)
     except OSError as e:
@@ -122,21 +126,26 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0):
             reducers.append((r, size * MB * size_scale))
         out.append(Coflow(cid, arrival / 1000.0 * time_scale, mappers,
                           tuple(reducers)))
-    if limit is None and not skip and len(out) != count:
+    if limit is None and skipped + len(out) != count:
         raise ConfigError('%s:1: header says %d coflows, the file has %d'
-                          % (path, count, len(out)))
+                          % (path, count, skipped + len(out)))
+    if skip and not out:
+        raise ConfigError('%s: skip: %d leaves no coflow (the file has %d)'
+                          % (path, skip, skipped))
     out.sort(key=lambda c: c.arrival_s)
-    if skip and out:
+    if start_s is None and skip:
+        start_s = 0.0
+    if start_s is not None and out:
         t0 = out[0].arrival_s
-        out = [Coflow(c.id, c.arrival_s - t0, c.mappers, c.reducers)
-               for c in out]
+        out = [Coflow(c.id, c.arrival_s - t0 + start_s, c.mappers,
+                      c.reducers) for c in out]
     return ports, out
 
 
 def load(spec):
     """A TraceSpec's coflows: (ports, [Coflow])."""
     return read(spec.path, spec.limit, spec.time_scale, spec.skip,
-                spec.size_scale)
+                spec.size_scale, spec.start_s)
 
 
 def rack_hosts(ports, hosts, racks='strict', where='trace'):

