@@ -11,8 +11,15 @@ between the backends:
     the same way (average CCT; no pair in opposite orders beyond a 5%
     tie);
   - per run, the emulator's TCP retransmissions, retransmission timeouts
-    and the time senders were held (run.json), which say whether a result
-    was shaped by loss.
+    and the time senders were held (run.json; absent fields are '-'),
+    which say whether a result was shaped by loss;
+  - per experiment, the simulator's own ranking ('=' within the tie) and
+    how many pairs of policies it puts apart: the pairs on which the
+    ranking check can fail (with `--backend sim` this checks the suite).
+
+An emulator run that fails (raises) is recorded with its error and the
+benchmark goes on; a rep with a failed or missing run is left out of the
+ranking count.
 
     .venv/bin/python benchmarks/fidelity_bench.py [--reps N]
         [--only d3-ring,ft-mixed] [--policies fair,sebf] [--backend sim]
@@ -32,7 +39,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import crosscheck, experiment  # noqa: E402
+from netsched import crosscheck, experiment, metrics  # noqa: E402
 
 SUITE = os.path.join(ROOT, 'experiments', 'fidelity')
 POLICIES = ('fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia')
@@ -54,16 +61,28 @@ def suite(only=None):
 
 
 def diagnostics(out):
-    """TCP retransmissions, timeouts and held time of an emulator run."""
+    """TCP retransmissions, timeouts and held time of an emulator run
+    (run.json's backend_info); a field the run did not record is None."""
     try:
         with open(os.path.join(out, 'run.json')) as f:
             b = json.load(f).get('backend_info') or {}
     except (OSError, ValueError):
         return {}
-    return {'retransmits': b.get('tcp_retransmits'),
-            'timeouts': sum(v or 0 for v in
-                            (b.get('tcp_timeouts_by_host') or {}).values()),
-            'paused_s': b.get('paused_s')}
+    by_conn = b.get('tcp_retransmits_by_connection')
+    retrans = b.get('tcp_retransmits')
+    if retrans is None and by_conn is not None:
+        retrans = sum(v or 0 for v in by_conn.values())
+    worst = max(by_conn.items(), key=lambda kv: kv[1] or 0) \
+        if by_conn else None
+    timeouts = b.get('tcp_timeouts_by_host')
+    paused = b.get('paused_s')
+    if paused is None and b.get('paused_s_by_connection') is not None:
+        paused = sum(v or 0 for v in b['paused_s_by_connection'].values())
+    return {'retransmits': retrans,
+            'worst_connection': list(worst) if worst else None,
+            'timeouts': None if timeouts is None else
+            sum(v or 0 for v in timeouts.values()),
+            'paused_s': paused}
 
 
 def spread(xs):
@@ -74,18 +93,42 @@ def spread(xs):
             'n': len(xs)}
 
 
+def sim_ranking(totals, policies):
+    """The simulator's order of the policies (by METRIC, best first) as
+    text, '=' between neighbours within the tie, '<' beyond it, and how
+    many of the pairs it puts apart beyond the tie (the pairs on which
+    the ranking check can fail: with none it is vacuous)."""
+    vals = {p: (totals.get(p) or {}).get(METRIC) for p in policies}
+    ranked = crosscheck.ranking(vals)
+    text = ranked[0] if ranked else ''
+    for a, b in zip(ranked, ranked[1:]):
+        text += ' %s %s' % ('=' if crosscheck.order(vals[a], vals[b], TIE)
+                            == 0 else '<', b)
+    apart = sum(1 for i, p in enumerate(policies) for q in policies[i + 1:]
+                if crosscheck.order(vals[p], vals[q], TIE) != 0)
+    n = len(policies)
+    return {'order': text, 'pairs_apart': apart, 'pairs': n * (n - 1) // 2}
+
+
 def matrix(records, sims, policies):
     """Per experiment and policy: error spreads over the reps, target
-    marks, totals; per experiment, reps whose ranking agrees."""
+    marks, totals; per experiment, reps whose ranking agrees (a rep in
+    which a policy's run is missing or failed is not counted) and the
+    simulator's own ranking. Records with an 'error' are failed runs."""
     out = {}
     for name in sorted({r['experiment'] for r in records} | set(sims)):
         exp_sims = sims.get(name, {})
         reps = sorted({r['rep'] for r in records if r['experiment'] == name})
         cells = {}
         for p in policies:
-            rs = [r for r in records
-                  if r['experiment'] == name and r['policy'] == p]
+            rs = [r for r in records if r['experiment'] == name
+                  and r['policy'] == p and not r.get('error')]
+            failed = sum(1 for r in records if r['experiment'] == name
+                         and r['policy'] == p and r.get('error'))
             cell = {'sim': (exp_sims.get(p) or {}).get(METRIC),
+                    'failed': failed,
+                    'unfinished': spread([sum((r.get('missing') or {})
+                                              .values()) for r in rs]),
                     'emu': spread([r['total'] for r in rs]),
                     'jobs': spread([r['errors']['job jct_s'] for r in rs]),
                     'coflows': spread([r['errors']['coflow cct_s']
@@ -93,6 +136,8 @@ def matrix(records, sims, policies):
                     'retransmits': spread([r['diag'].get('retransmits')
                                            for r in rs]),
                     'timeouts': spread([r['diag'].get('timeouts')
+                                        for r in rs]),
+                    'paused_s': spread([r['diag'].get('paused_s')
                                         for r in rs])}
             cell['meets'] = {k: (cell[key]['max'] <= TARGET[k]
                                  if cell[key] else None)
@@ -102,13 +147,26 @@ def matrix(records, sims, policies):
         agree = []
         for rep in reps:
             emu = {r['policy']: r['total'] for r in records
-                   if r['experiment'] == name and r['rep'] == rep}
+                   if r['experiment'] == name and r['rep'] == rep
+                   and not r.get('error')}
             if set(emu) != set(policies):
-                continue                 # an interrupted rep
+                continue                 # an interrupted rep, a failed run
             sim = {p: (exp_sims.get(p) or {}).get(METRIC) for p in policies}
             agree.append(not crosscheck.disagreements(sim, emu, TIE))
         out[name] = {'policies': cells, 'reps': len(agree),
-                     'ranking_agrees': sum(agree)}
+                     'ranking_agrees': sum(agree),
+                     'sim_ranking': sim_ranking(exp_sims, policies)}
+    return out
+
+
+def notes(cell):
+    """Failed runs and runs that left items unfinished, after a row."""
+    out = ''
+    if cell.get('failed'):
+        out += '  %d failed' % cell['failed']
+    u = cell.get('unfinished')
+    if u and u['max']:
+        out += '  unfinished items (max %d)' % u['max']
     return out
 
 
@@ -118,31 +176,76 @@ def table(m, policies):
             return '-'
         return '%.1f%% (%.1f-%.1f)' % (100 * s['mean'], 100 * s['min'],
                                       100 * s['max'])
-    lines = ['%-12s %-10s %8s %8s %22s %22s %8s' % (
+
+    def mean(s, fmt):
+        return '-' if not s else fmt % s['mean']
+    lines = ['%-12s %-10s %8s %8s %22s %22s %9s %6s' % (
         'experiment', 'policy', 'sim', 'emu', 'jobs |err| <=10%',
-        'coflows |err| <=15%', 'retrans')]
+        'coflows |err| <=15%', 'retr/RTO', 'held')]
     for name, e in m.items():
         for p in policies:
             c = e['policies'][p]
             mark = {k: {True: ' ', False: '!', None: '?'}[v]
                     for k, v in c['meets'].items()}
-            lines.append('%-12s %-10s %8s %8s %21s%s %21s%s %8s' % (
+            lines.append('%-12s %-10s %8s %8s %21s%s %21s%s %9s %6s%s' % (
                 name, p, '-' if c['sim'] is None else '%.3f' % c['sim'],
-                '-' if not c['emu'] else '%.3f' % c['emu']['mean'],
+                mean(c['emu'], '%.3f'),
                 pct(c['jobs']), mark['job jct_s'], pct(c['coflows']),
                 mark['coflow cct_s'],
-                '-' if not c['retransmits'] else
-                '%.0f' % c['retransmits']['mean']))
-        lines.append('%-12s ranking: the backends agree in %d of %d reps '
-                     '(ties within %d%%)' % (name, e['ranking_agrees'],
-                                             e['reps'], 100 * TIE))
-    lines.append("'!' = misses the target in at least one rep; ranges are "
-                 'min-max over the reps')
+                '%s/%s' % (mean(c['retransmits'], '%.0f'),
+                           mean(c['timeouts'], '%.0f')),
+                mean(c['paused_s'], '%.2f'), notes(c)))
+        r = e.get('sim_ranking')
+        if r:
+            lines.append('%-12s simulator: %s (%d of %d pairs apart beyond '
+                         '%d%%)' % (name, r['order'], r['pairs_apart'],
+                                    r['pairs'], 100 * TIE))
+        if e['reps'] or any(c['emu'] or c.get('failed')
+                            for c in e['policies'].values()):
+            lines.append('%-12s ranking: the backends agree in %d of %d reps '
+                         '(ties within %d%%)' % (name, e['ranking_agrees'],
+                                                 e['reps'], 100 * TIE))
+    lines.append("'!' = misses the target in at least one rep, '?' = no "
+                 'figure; ranges are min-max over the reps; retr/RTO: TCP '
+                 'retransmissions / retransmission timeouts per run, held: '
+                 's senders were held (means)')
     return '\n'.join(lines)
 
 
 def _pct(x):
     return '-' if x is None else '%.1f%%' % (100 * x)
+
+
+def _num(x, fmt='%.3f'):
+    return '-' if x is None else fmt % x
+
+
+def progress(done, runs, rec, sim_total):
+    """The line printed as an emulator run ends (or fails)."""
+    head = '%d/%d %s %s rep %d' % (done, runs, rec['experiment'],
+                                   rec['policy'], rec['rep'])
+    if rec.get('error'):
+        return '%s: FAILED (%s)' % (head, rec['error'])
+    d = rec.get('diag') or {}
+    missing = sum((rec.get('missing') or {}).values())
+    return '%s: emu %s (sim %s), jobs %s, coflows %s, %s retransmits%s' % (
+        head, _num(rec['total']), _num(sim_total),
+        _pct(rec['errors']['job jct_s']), _pct(rec['errors']['coflow cct_s']),
+        _num(d.get('retransmits'), '%d'),
+        ', %d unfinished' % missing if missing else '')
+
+
+def emu_record(name, policy, rep, sim, s, out):
+    """One emulator run's record against the simulator's summary: total,
+    per-job/per-coflow errors, items one backend did not finish,
+    diagnostics."""
+    st = metrics.error_stats(metrics.compare(sim, s))
+    return {'experiment': name, 'backend': 'emu', 'policy': policy,
+            'rep': rep, 'total': s['totals'].get(METRIC),
+            'errors': crosscheck.errors(sim, s),
+            'missing': {k: st.get(k, {}).get('missing', 0)
+                        for k in ('job jct_s', 'coflow cct_s')},
+            'diag': diagnostics(out)}
 
 
 def main(argv=None):
@@ -184,7 +287,7 @@ def main(argv=None):
                                   'policy': p, 'totals': s['totals']}) + '\n')
             log.flush()
         say('%s: simulator done (%s)' % (n, ', '.join(
-            '%s %.3f' % (p, sims[n][p][METRIC]) for p in policies)))
+            '%s %s' % (p, _num(sims[n][p].get(METRIC))) for p in policies)))
     if a.backend == 'both':
         runs = a.reps * len(exps) * len(policies)
         done = 0
@@ -192,25 +295,23 @@ def main(argv=None):
             for n in exps:
                 for p in policies:
                     out = os.path.join(out_dir, n, 'emu-%s-%d' % (p, rep))
-                    s = crosscheck.run_one(loaded[n, 'emu', p], out, quiet)
                     with open(os.path.join(out_dir, n, 'sim-' + p,
                                            'summary.json')) as f:
                         sim = json.load(f)
-                    rec = {'experiment': n, 'backend': 'emu', 'policy': p,
-                           'rep': rep, 'total': s['totals'].get(METRIC),
-                           'errors': crosscheck.errors(sim, s),
-                           'diag': diagnostics(out)}
+                    try:
+                        s = crosscheck.run_one(loaded[n, 'emu', p], out,
+                                               quiet)
+                        rec = emu_record(n, p, rep, sim, s, out)
+                    except Exception as e:    # the run tore itself down;
+                        rec = {'experiment': n, 'backend': 'emu',   # go on
+                               'policy': p, 'rep': rep, 'total': None,
+                               'error': '%s: %s' % (type(e).__name__, e),
+                               'diag': diagnostics(out)}
                     records.append(rec)
                     log.write(json.dumps(rec) + '\n')
                     log.flush()
                     done += 1
-                    say('%d/%d %s %s rep %d: emu %.3f (sim %.3f), jobs %s, '
-                        'coflows %s, %s retransmits' % (
-                            done, runs, n, p, rep, rec['total'],
-                            sims[n][p][METRIC],
-                            _pct(rec['errors']['job jct_s']),
-                            _pct(rec['errors']['coflow cct_s']),
-                            rec['diag'].get('retransmits')))
+                    say(progress(done, runs, rec, sims[n][p].get(METRIC)))
     m = matrix(records, sims, policies)
     with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:
         json.dump({'reps': a.reps, 'policies': policies, 'targets': TARGET,

@@ -25,7 +25,9 @@ def bench():
 
 
 def test_the_suite_has_at_least_six_experiments():
-    assert len(SUITE) >= 5          # + the trace slice, when it lands
+    assert len(SUITE) >= 6
+    names = [os.path.basename(p) for p in SUITE]
+    assert 'trace-slice.yaml' in names
 
 
 @pytest.mark.parametrize('path', SUITE, ids=os.path.basename)
@@ -75,3 +77,104 @@ def test_a_trace_experiment_has_no_job_errors():
     assert b._pct(None) == '-'
     assert '-?' in b.table(b.matrix(records, sims, ['fair', 'sebf']),
                            ['fair', 'sebf'])
+
+
+def test_simulator_ranking_groups_ties_and_counts_pairs_apart():
+    b = bench()
+    sims = {'fair': {'avg_cct_s': 1.0}, 'fifo': {'avg_cct_s': 0.98},
+            'sebf': {'avg_cct_s': 0.5}}
+    r = b.sim_ranking(sims, ['fair', 'fifo', 'sebf'])
+    assert r['order'] == 'sebf < fifo = fair'
+    assert (r['pairs_apart'], r['pairs']) == (2, 3)
+    # a policy the simulator has no figure for ranks last, apart from none
+    r = b.sim_ranking({'fair': {'avg_cct_s': 1.0}}, ['fair', 'sebf'])
+    assert r['order'] == 'fair = sebf' and r['pairs_apart'] == 0
+
+
+def test_a_failed_run_is_counted_and_its_rep_left_out_of_the_ranking():
+    b = bench()
+    sims = {'x': {'fair': {'avg_cct_s': 1.0}, 'sebf': {'avg_cct_s': 0.5}}}
+    ok = {'errors': {'job jct_s': 0.02, 'coflow cct_s': 0.05},
+          'diag': {'retransmits': 3, 'timeouts': 1, 'paused_s': 0.25}}
+    records = [dict(ok, experiment='x', policy='fair', rep=0, total=1.0),
+               dict(ok, experiment='x', policy='sebf', rep=0, total=0.5),
+               dict(ok, experiment='x', policy='fair', rep=1, total=1.0),
+               {'experiment': 'x', 'policy': 'sebf', 'rep': 1,
+                'total': None, 'error': 'RunError: agent hr0 died',
+                'diag': {}}]
+    m = b.matrix(records, sims, ['fair', 'sebf'])['x']
+    assert m['reps'] == 1 and m['ranking_agrees'] == 1
+    sebf = m['policies']['sebf']
+    assert sebf['failed'] == 1 and sebf['emu']['n'] == 1
+    assert sebf['paused_s']['mean'] == 0.25
+    assert sebf['meets'] == {'job jct_s': True, 'coflow cct_s': True}
+    text = b.table(b.matrix(records, sims, ['fair', 'sebf']),
+                   ['fair', 'sebf'])
+    assert '1 failed' in text and '3/1' in text and '0.25' in text
+    line = b.progress(4, 4, records[3], 0.5)
+    assert 'FAILED' in line and 'agent hr0 died' in line
+
+
+def test_simulator_only_matrix_has_no_emulator_figures():
+    b = bench()
+    sims = {'x': {'fair': {'avg_cct_s': 1.0}, 'sebf': {'avg_cct_s': 0.5}}}
+    m = b.matrix([], sims, ['fair', 'sebf'])['x']
+    assert m['reps'] == 0 and m['policies']['fair']['emu'] is None
+    assert m['policies']['fair']['meets'] == {'job jct_s': None,
+                                              'coflow cct_s': None}
+    text = b.table(b.matrix([], sims, ['fair', 'sebf']), ['fair', 'sebf'])
+    assert 'simulator: sebf < fair (1 of 1 pairs apart' in text
+    assert 'agree in' not in text
+
+
+def test_spread_ignores_missing_values():
+    b = bench()
+    assert b.spread([]) is None and b.spread([None]) is None
+    assert b.spread([0.1, None, 0.3]) == {
+        'mean': pytest.approx(0.2), 'min': 0.1, 'max': 0.3, 'n': 2}
+
+
+def test_progress_line_of_an_unfinished_run():
+    """A run that finished no coflow has no total: '-', not a crash."""
+    b = bench()
+    rec = {'experiment': 'x', 'policy': 'fair', 'rep': 0, 'total': None,
+           'errors': {'job jct_s': None, 'coflow cct_s': None},
+           'missing': {'job jct_s': 2, 'coflow cct_s': 5}, 'diag': {}}
+    line = b.progress(1, 6, rec, None)
+    assert 'emu - (sim -)' in line and '7 unfinished' in line
+
+
+def _summary(jobs, coflows):
+    return {'jobs': {j: {'jct_s': v, 'iteration_time_s': {'mean': v}}
+                     for j, v in jobs.items()},
+            'coflows': {c: {'cct_s': v} for c, v in coflows.items()},
+            'totals': {'avg_cct_s': None}}
+
+
+def test_emulator_record_errors_and_unfinished_items(tmp_path):
+    b = bench()
+    sim = _summary({'a': 1.0, 'b': 2.0}, {'a/0': 0.5, 'b/0': 1.0})
+    emu = _summary({'a': 1.1, 'b': None}, {'a/0': 0.4, 'b/0': None})
+    rec = b.emu_record('x', 'fair', 0, sim, emu, str(tmp_path))
+    assert rec['errors']['job jct_s'] == pytest.approx(0.1)
+    assert rec['errors']['coflow cct_s'] == pytest.approx(0.2)
+    assert rec['missing'] == {'job jct_s': 1, 'coflow cct_s': 1}
+    assert rec['diag'] == {}                     # no run.json
+
+
+def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):
+    import json
+    b = bench()
+    with open(tmp_path / 'run.json', 'w') as f:
+        json.dump({'backend_info': {
+            'tcp_retransmits_by_connection': {'hl0#1': 4, 'hl1#2': 9},
+            'tcp_timeouts_by_host': {'hl0': 1, 'hl1': None, 'hr0': 2}}}, f)
+    d = b.diagnostics(str(tmp_path))
+    assert d == {'retransmits': 13, 'worst_connection': ['hl1#2', 9],
+                 'timeouts': 3, 'paused_s': None}
+    with open(tmp_path / 'run.json', 'w') as f:
+        json.dump({'backend_info': {'tcp_retransmits': 5,
+                                    'paused_s': 0.4}}, f)
+    d = b.diagnostics(str(tmp_path))
+    assert d == {'retransmits': 5, 'worst_connection': None,
+                 'timeouts': None, 'paused_s': 0.4}
