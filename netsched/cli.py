@@ -252,13 +252,14 @@ def cmd_check(a):
 INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
 
 
-def _some_paths(exp):
-    """Links on a path between the first host and every other (the
-    longest is what a transfer may cross)."""
-    import networkx as nx
-    g = exp.graph()
-    hs = topo.hosts(g)
-    return [nx.shortest_path(g, hs[0], h)[1:] for h in hs[1:]]
+def _longest_path(exp, plan):
+    """Links on the longest path any of the plan's connections takes (its
+    ECMP path, from the same path table both backends use)."""
+    from . import fluid
+    net = fluid.Network(exp.graph())
+    pids = {net.path_id(c.src, c.dst, c.sport, c.dport) for c in plan.conns}
+    table = net.table()
+    return max(int((table[p] >= 0).sum()) for p in pids) if pids else 0
 
 
 def _resolution(exp, plan):
@@ -275,7 +276,7 @@ def _resolution(exp, plan):
                    if t.kind == 'send') if plan is not None else []
     if sends:
         median = sends[len(sends) // 2] / exp.mtu          # packets
-        hops = max(len(p) for p in _some_paths(exp))
+        hops = _longest_path(exp, plan)
         if hops - 1 > median:
             print('  warning: the median transfer is %.1f packets emulated; '
                   'store and forward over a %d-link path adds %d packet '

@@ -271,8 +271,7 @@ class Scheduler:
                 changed = abs(bps - old) > 0.01 * old
             if changed:
                 self.rates[t.id] = bps
-                per_host.setdefault(t.host, {})[str(t.id)] = \
-                    HOLD if bps == HOLD else round(bps)
+                per_host.setdefault(t.host, {})[str(t.id)] = round(bps)
                 logged[str(t.id)] = HOLD if bps == HOLD else round(r)
         # what a transfer's end frees must be given out again at once
         self.rate_limited = True

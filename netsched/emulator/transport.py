@@ -24,29 +24,34 @@ TCP_NOTSENT_LOWAT = getattr(socket, 'TCP_NOTSENT_LOWAT', 25)
 CLASS_WAIT_S = 0.1        # longest wait for a new coflow's class
 PACED_CHUNK = 8192        # write size while a transfer is rate-limited
 PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
-TCP_INFO_RETRANS = struct.Struct('=I')       # tcpi_total_retrans at 100
-TCP_INFO_ACKED = struct.Struct('=Q')         # tcpi_bytes_acked at 120
+TCP_INFO_RETRANS = (struct.Struct('=I'), 100)    # tcpi_total_retrans
+TCP_INFO_ACKED = (struct.Struct('=Q'), 120)      # tcpi_bytes_acked
+
+
+def _tcp_info(s, field):
+    """One field of this TCP socket's struct tcp_info, or None where the
+    kernel does not give it."""
+    fmt, offset = field
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
+                            offset + fmt.size)
+    except OSError:
+        return None
+    return fmt.unpack_from(info, offset)[0] \
+        if len(info) >= offset + fmt.size else None
 
 
 def tcp_total_retrans(s):
-    """Segments this TCP socket has retransmitted (struct tcp_info)."""
-    try:
-        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
-    except OSError:
-        return 0
-    return TCP_INFO_RETRANS.unpack_from(info, 100)[0] \
-        if len(info) >= 104 else 0
+    """Segments this TCP socket has retransmitted."""
+    return _tcp_info(s, TCP_INFO_RETRANS) or 0
 
 
 def tcp_bytes_acked(s):
     """Bytes of this TCP socket's stream the receiver has acknowledged
-    (struct tcp_info, Linux >= 4.1), or None."""
-    try:
-        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 128)
-    except OSError:
-        return None
-    return TCP_INFO_ACKED.unpack_from(info, 120)[0] \
-        if len(info) >= 128 else None
+    (Linux >= 4.1; the SYN counts one), or None."""
+    return _tcp_info(s, TCP_INFO_ACKED)
+
+
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
