@@ -17,9 +17,10 @@ reserved first and what they leave is back-filled by class.
 One file per policy (or family); what they share is in base.py, the
 registry in registry.py.
 """
-from .base import (Decision, Policy, Snapshot, arrival_order,  # noqa: F401
-                   asks_per_flow, coflow_class, flow_priority,
-                   stable_classes)
+from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
+                   arrival_order, asks_per_flow, coflow_class,
+                   flow_priority, stable_classes, urgency_class,
+                   with_flow_classes)
 from .registry import REGISTRY, make, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia')

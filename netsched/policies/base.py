@@ -8,6 +8,57 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True)
+class JobView:
+    """One DL job as a policy sees it (``Snapshot.jobs``). A job is in
+    the snapshot from its first coflow's arrival until its last planned
+    iteration is done.
+
+    ``done``: iterations completed (every worker's mark of iteration k
+    seen counts k + 1; the latest mark of any worker, as reported).
+    ``losses``: (iterations done, training loss then, report time) per
+    iteration completed, oldest first: what the job's own log says.
+    ``iteration_load``: (L,) bytes one iteration puts on each link (its
+    coflow's sends on their paths), or None if not known.
+    ``stage_ends``: for a hyper-parameter-tuning configuration, the
+    iteration counts at which its stages end (cumulative, ascending);
+    empty for a plain job. ``group`` names its tuning group."""
+    id: str
+    arrival: float
+    iterations: int
+    done: int = 0
+    losses: tuple = ()
+    bytes_per_iteration: float = 0.0
+    iteration_load: np.ndarray = None
+    group: str = None
+    stage_ends: tuple = ()
+
+    @property
+    def stage(self):
+        """Index of the tuning stage the job is in now (None if plain)."""
+        for i, end in enumerate(self.stage_ends):
+            if self.done < end:
+                return i
+        return len(self.stage_ends) - 1 if self.stage_ends else None
+
+    @property
+    def stage_left(self):
+        """Iterations left to the end of its stage (or of the job)."""
+        s = self.stage
+        end = self.iterations if s is None else min(self.stage_ends[s],
+                                                    self.iterations)
+        return max(end - self.done, 0)
+
+
+def urgency_class(urgency, k):
+    """Which of ``k`` urgency classes of roughly equal bytes data at
+    ``urgency`` (its position in the next forward pass, 0 = consumed
+    first, 1 = the model's end) falls in: min(floor(u k), k - 1).
+    Shared by the workload (a job's connections per class) and the
+    policies that class by urgency, so both cut the model alike."""
+    u = np.clip(np.nan_to_num(np.asarray(urgency, float), nan=1.0), 0, 1)
+    return np.minimum((u * k).astype(np.int64), k - 1)
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -35,6 +86,25 @@ class Snapshot:
     pending_coflow: np.ndarray = field(
         default_factory=lambda: np.zeros(0, np.int64))
     pending_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # per flow and per pending send: where its data sits in its job's
+    # next forward pass (0 = consumed first, up to 1), NaN for data that
+    # is not a model's (trace flows); empty if the backend knows none
+    flow_urgency: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pending_urgency: np.ndarray = field(
+        default_factory=lambda: np.zeros(0))
+
+    def urgency(self, pending=False):
+        """flow_urgency (or pending_urgency), NaN where not known."""
+        n = len(self.pending_bytes if pending else self.flow_coflow)
+        u = self.pending_urgency if pending else self.flow_urgency
+        return np.asarray(u, float) if len(u) == n else np.full(n, np.nan)
+
+    def flow_job(self):
+        """(F,) job id per flow (None for flows of no job)."""
+        cj = self.coflow_job
+        if len(cj) != len(self.coflow_id):
+            return (None,) * len(self.flow_coflow)
+        return tuple(cj[c] for c in self.flow_coflow.tolist())
 
     @property
     def flow_links(self):
@@ -75,6 +145,12 @@ class Decision:
     coflow_order: np.ndarray = None    # (C,) tie-break inside a rank
     flow_rate: np.ndarray = None       # (F,) bit/s or NaN
     recheck_at: float = None           # absolute time to decide again
+    # per-send classes (0..Q-1), for policies that class data rather
+    # than coflows (a tensor's urgency): the active flows' and the
+    # pending sends' (so that hosts tag those before they start); they
+    # override the coflow's class for those flows; -1 = the coflow's
+    flow_class: np.ndarray = None      # (F,)
+    pending_class: np.ndarray = None   # (P,)
 
 
 def flow_priority(snap, decision):
@@ -83,10 +159,21 @@ def flow_priority(snap, decision):
     classes; the backends pass theirs to coflow_class themselves)."""
     F = len(snap.flow_coflow)
     if decision.coflow_rank is None:
-        return np.zeros(F, dtype=np.int64)
-    if snap.queues is not None:
-        return coflow_class(snap, decision)[snap.flow_coflow]
-    return full_rank(decision)[snap.flow_coflow]
+        key = np.zeros(F, dtype=np.int64)
+    elif snap.queues is not None:
+        key = coflow_class(snap, decision)[snap.flow_coflow]
+    else:
+        key = full_rank(decision)[snap.flow_coflow]
+    return with_flow_classes(key, decision)
+
+
+def with_flow_classes(key, decision):
+    """Per-flow keys with the decision's per-send classes (where >= 0)
+    in place of the coflows'."""
+    if decision.flow_class is None:
+        return key
+    fc = np.asarray(decision.flow_class, dtype=np.int64)
+    return np.where(fc >= 0, fc, key)
 
 
 def full_rank(decision):
@@ -213,6 +300,11 @@ class Policy:
     ``static`` policies decide nothing, ever (per-flow fair sharing): a
     backend need not build snapshots to ask them.
 
+    Jobs (``snap.jobs``, :class:`JobView`) are filled for every policy;
+    ``flow_urgency`` too. A policy that gives per-send classes
+    (``Decision.flow_class``) and wants hosts to tag sends before they
+    start is ``clairvoyant`` (it sees the pending sends to class them).
+
     ``progress`` policies read the bytes flows have sent so far
     (``flow_sent``, ``coflow_sent`` and ``flow_rate`` while flows run):
     on the emulator the agents then report each transfer's acknowledged
@@ -231,6 +323,13 @@ class Policy:
         resolve amounts below TCP's initial window (10 packets):
         `netsched check` warns."""
         return None
+
+    def workload(self):
+        """What the policy asks of the workload plan (both backends run
+        the same plan): ``{'ps_lanes': K}`` gives every parameter-server
+        worker/shard pair K connections each way, one per urgency class
+        (:func:`urgency_class`), as Geryon needs. Default: nothing."""
+        return {}
 
     def __init__(self, **params):
         for k, v in params.items():

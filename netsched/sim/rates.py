@@ -12,7 +12,8 @@ default) are asked at every change.
 import numpy as np
 
 from .. import fluid
-from ..policies import Snapshot, asks_per_flow, coflow_class, flow_priority
+from ..policies import (Snapshot, asks_per_flow, coflow_class,
+                        flow_priority, with_flow_classes)
 
 
 def snapshot(now_s, queues, net, flows, pending_sends=None):
@@ -101,7 +102,7 @@ class RateSetter:
             cof = coflows.live()
             cls = coflow_class(snap, d, coflows.queue_class[cof])
             coflows.queue_class[cof] = cls
-            return cls[snap.flow_coflow]
+            return with_flow_classes(cls[snap.flow_coflow], d)
         return flow_priority(snap, d)
 
     def _allocate(self):
