@@ -41,6 +41,7 @@ class JobSpec:
     compute_scale: float = 1.0        # multiplies the profile's compute
     group: str = None                 # tuning group id
     stages: tuple = ()                # ((iterations, keep), ...) for tuning
+    slice_mb: float = None            # ps: tensors sent in slices of this
 
 
 @dataclass(frozen=True)
@@ -213,12 +214,18 @@ def _job(where, d, hosts, models_dir, index, group=None):
         c.fail('workers', 'the job needs %d hosts; the topology has %d'
                % (need, len(hosts)))
     bucket = c.num('bucket_mb', 25.0, positive=True)
+    if pattern != 'ring' and 'bucket_mb' in d:
+        c.fail('bucket_mb', 'only a ring job fuses gradients into buckets')
+    slice_mb = c.num('slice_mb', None, positive=True)
+    if pattern != 'ps' and slice_mb is not None:
+        c.fail('slice_mb', 'only a ps job sends its tensors in slices')
     loss = _loss(c)
     cscale = c.num('compute_scale', 1.0, minimum=0)
     return c, JobSpec(jid, model, pattern, workers, iterations or 0,
                       shards if pattern == 'ps' else 0,
                       None if arrival is None else float(arrival), placement,
-                      float(bucket), loss, float(cscale))
+                      float(bucket), loss, float(cscale),
+                      slice_mb=None if slice_mb is None else float(slice_mb))
 
 
 def _tuning(where, d, hosts, models_dir, index):

@@ -240,6 +240,14 @@ class Network:
     def _edge(self, host):
         return next(iter(self.g[host]))
 
+    def link_bytes(self, path_ids, sizes):
+        """(L,) bytes per link of transfers of ``sizes`` bytes on the
+        paths ``path_ids`` (a job's iteration load)."""
+        t = self.table()[np.asarray(path_ids, np.int64)]
+        w = np.broadcast_to(np.asarray(sizes, float)[:, None], t.shape)
+        ok = t >= 0
+        return np.bincount(t[ok], weights=w[ok], minlength=len(self.links))
+
     def table(self):
         """(P, H) link indices of every path seen, -1 padded."""
         P, H = len(self._paths), self.max_hops

@@ -16,7 +16,8 @@ Requests (a reply each):
   {"op": "decision"}                  the scheduler's state: per job,
                                       coflow and connection its class
                                       and rate, the rules per switch
-  {"op": "register", "host": h, "run": r, "conns": [...], "sends": [...]}
+  {"op": "register", "host": h, "run": r, "conns": [...], "sends": [...],
+   "jobs": {job: {iterations, bytes_per_iteration, group, stage_ends}}}
                                       an agent; its channel then carries
                                       the scheduler's messages to it; the
                                       reply says which events to report
@@ -172,6 +173,7 @@ class ControllerCore:
         out = sch.register(req)
         out.reply = {'policy': self._policy_name(), 'queues': self.queues,
                      'classes': dict(sch.classes),
+                     'sends': sch.send_classes_of(req.get('host')),
                      'reports': sch.reports_wanted(),
                      'wait_for_class': sch.waits_for_class()}
         return out

@@ -3,6 +3,7 @@ the network's demand: registered hosts, connections (5-tuple, ingress
 switch, path) and planned sends, and per transfer and coflow how far
 they got (started, received), per job its latest iteration. Pure: no
 I/O, no clock; built into a policy Snapshot on request."""
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from . import openflow as of
 from .. import topology as topo
 from ..errors import NetschedError
-from ..policies import Snapshot
+from ..policies import JobView, Snapshot
 
 
 @dataclass
@@ -23,6 +24,8 @@ class Send:
     coflow: str
     job: str
     bytes: float              # data-center bytes
+    iter: int = None          # the job's iteration it belongs to
+    urgency: float = float('nan')   # place in the next forward pass
     ready: float = None       # when it became ready to go (started)
     done: bool = False
     sent: float = 0.0         # bytes acknowledged so far (progress)
@@ -56,6 +59,9 @@ class Demand:
         self.arrival = {}             # coflow -> first ready time
         self.sent = {}                # coflow -> bytes received so far
         self.jobs = {}                # job -> {'iter': k, 't': time}
+        self.job_meta = {}            # job -> what its agents registered
+        self.views = {}               # job -> JobView, while it runs
+        self.first_sends = {}         # job -> its first iteration's sends
         self.carrying = {}            # coflow -> connections carrying it
         self.on_conn = {}             # (conn, coflow) -> sends not received
         self.idle = set()             # connections done with their coflow
@@ -65,13 +71,16 @@ class Demand:
             raise NetschedError('register: %r is not a host of this '
                                 'fabric' % (host,))
 
-    def add_host(self, host, conns, sends):
-        """A host's connections and planned sends (validated first, so a
-        bad registration changes nothing)."""
+    def add_host(self, host, conns, sends, jobs=None):
+        """A host's connections, planned sends and what it knows of its
+        jobs (validated first, so a bad registration changes nothing)."""
         self.check_host(host)
         new = [self._conn(host, c) for c in conns]
         known = set(self.conns) | {c.key for c in new}
         plan = [self._planned(host, s, known) for s in sends]
+        meta = {str(j): self._job_meta(host, j, m)
+                for j, m in (jobs or {}).items()}
+        self.job_meta.update(meta)
         for c in new:
             self.conns[c.key] = c
         for t in plan:
@@ -82,8 +91,22 @@ class Demand:
             self.job_of[t.coflow] = t.job
             k = (t.conn, t.coflow)
             self.on_conn[k] = self.on_conn.get(k, 0) + 1
+            if t.iter == 0:
+                self.first_sends.setdefault(t.job, []).append(t)
         self.hosts.add(host)
 
+    @staticmethod
+    def _job_meta(host, job, m):
+        try:
+            return {'iterations': int(m['iterations']),
+                    'bytes_per_iteration': float(m['bytes_per_iteration']),
+                    'group': m.get('group'),
+                    'stage_ends': tuple(int(x)
+                                        for x in m.get('stage_ends', ()))}
+        except (KeyError, TypeError, ValueError) as e:
+            raise NetschedError('register %s: job %r: bad description '
+                                '(%s: %s)' % (host, job, type(e).__name__,
+                                               e))
     def _conn(self, host, c):
         dst = self.by_ip.get(c.get('dst_ip'))
         if dst is None:
@@ -103,9 +126,12 @@ class Demand:
             raise NetschedError('register %s: send %r uses connection %r, '
                                 'which it did not register'
                                 % (host, s.get('id'), s.get('conn')))
+        u = s.get('urgency')
         return Send(int(s['id']), host, s['dst'], key, s['coflow'],
                     s.get('job') or s['coflow'].rsplit('/', 1)[0],
-                    float(s['bytes']))
+                    float(s['bytes']),
+                    None if s.get('iter') is None else int(s['iter']),
+                    float('nan') if u is None else float(u))
 
     def send(self, task):
         t = self.sends.get(task)
@@ -123,6 +149,8 @@ class Demand:
         t.ready = float(ready)
         self.in_flight.add(t.id)
         self.unstarted[t.coflow].pop(t.id, None)
+        if t.coflow not in self.arrival and t.iter == 0:
+            self._job_arrives(t.job, t.ready)
         a = self.arrival.get(t.coflow)
         self.arrival[t.coflow] = t.ready if a is None else min(a, t.ready)
         conn = self.conns[t.conn]
@@ -172,15 +200,41 @@ class Demand:
             grew = True
         return grew
 
-    def mark(self, job, iteration, t):
+    def mark(self, job, iteration, t, loss=None):
         j = self.jobs.setdefault(job, {'iter': -1})
         j['iter'] = max(j['iter'], int(iteration))
         j['t'] = t
+        v = self.views.get(job)
+        if v is not None and int(iteration) + 1 > v.done:
+            done = int(iteration) + 1
+            self.views[job] = dataclasses.replace(
+                v, done=done, losses=v.losses + ((
+                    done, None if loss is None else float(loss), t),))
+
+    def _job_arrives(self, job, t):
+        """A job is in the policy's view from its first coflow's arrival
+        until its last planned coflow ends (as in the simulator)."""
+        m = self.job_meta.get(job)
+        if m is None or job in self.views:
+            return
+        first = self.first_sends.get(job, [])
+        load = self.net.link_bytes([self.conns[s.conn].path for s in first],
+                                   [s.bytes for s in first])
+        self.views[job] = JobView(
+            job, t, m['iterations'],
+            bytes_per_iteration=m['bytes_per_iteration'],
+            iteration_load=load, group=m['group'],
+            stage_ends=m['stage_ends'])
 
     def end_coflow(self, coflow):
-        """The connections that carried it carry nothing now."""
+        """The connections that carried it carry nothing now; the last
+        planned coflow of a job takes the job out of the view."""
         for key in self.carrying.pop(coflow, ()):
             self.conns[key].coflow = None
+        job = self.job_of.get(coflow)
+        v = self.views.get(job)
+        if v is not None and coflow == '%s/%d' % (job, v.iterations - 1):
+            del self.views[job]
 
     def snapshot(self, now, queues, clairvoyant):
         """The policy's view of the transfers in flight (their coflows'
@@ -210,8 +264,11 @@ class Demand:
                           [t.sent for t in tasks], len(names)),
             coflow_job=tuple(self.job_of[c] for c in names),
             pending_coflow=np.array([idx[t.coflow] for t in pend], np.int64),
-            pending_bytes=np.array([t.bytes for t in pend], float))
-        return snap, tasks
+            pending_bytes=np.array([t.bytes for t in pend], float),
+            flow_urgency=np.array([t.urgency for t in tasks], float),
+            pending_urgency=np.array([t.urgency for t in pend], float),
+            jobs=dict(self.views))
+        return snap, pend, tasks
 
     def _paths(self, sends):
         return np.array([self.conns[t.conn].path for t in sends], np.int64)

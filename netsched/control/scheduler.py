@@ -85,6 +85,8 @@ class Scheduler:
         self.ended = set()            # coflows ended since the last step
         self.touched = set()          # connections whose rule may change
         self.classes = {}             # coflow -> class (ranked policies)
+        self.send_classes = {}        # send -> class (per-send policies)
+        self.conn_classes = {}        # connection -> its sends' classes
         self.rates = {}               # send -> emulated bytes/s
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
@@ -106,8 +108,14 @@ class Scheduler:
             self.run = run
             self._reset()
         self.demand.add_host(req['host'], req.get('conns', ()),
-                             req.get('sends', ()))
+                             req.get('sends', ()), req.get('jobs'))
         return out
+
+    def send_classes_of(self, host):
+        """The per-send classes decided for a host's sends so far."""
+        sends = self.demand.sends
+        return {str(i): k for i, k in self.send_classes.items()
+                if sends[i].host == host}
 
     def reports_wanted(self):
         """The events agents should report: a policy that decides nothing
@@ -151,7 +159,7 @@ class Scheduler:
                 t = d.send(ev.get('task'))
                 self._finished(t, d.finish(t))
             elif kind == 'mark':
-                d.mark(ev['job'], ev['iter'], ev.get('t'))
+                d.mark(ev['job'], ev['iter'], ev.get('t'), ev.get('loss'))
             elif kind == 'progress':
                 # the policy reads bytes sent: ask it again (its recheck
                 # time, predicted from rates, is only an estimate here)
@@ -167,6 +175,7 @@ class Scheduler:
         if what is None:
             return
         self.rates.pop(t.id, None)
+        self.send_classes.pop(t.id, None)
         if what == 'coflow':
             self.ended.add(t.coflow)
             self.dirty = True
@@ -213,7 +222,7 @@ class Scheduler:
         self.last_decision = now
         if not self.demand.in_flight or getattr(self.policy, 'static', False):
             return
-        snap, tasks = self.demand.snapshot(
+        snap, pend, tasks = self.demand.snapshot(
             now, self.queues, getattr(self.policy, 'clairvoyant', False))
         d = self.policy.decide(snap)
         self.decisions += 1
@@ -223,6 +232,9 @@ class Scheduler:
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
         if d.coflow_rank is not None:
             self._set_classes(now, names, cls, out)
+        if d.flow_class is not None or d.pending_class is not None:
+            self._set_send_classes(now, tasks, d.flow_class, pend,
+                                   d.pending_class, out)
         if d.flow_rate is not None:
             self._pace(snap, tasks, cls, d.flow_rate, out)
 
@@ -243,6 +255,43 @@ class Scheduler:
         for h, m in sorted(per_host.items()):
             out.pushes.setdefault(h, []).append({'op': 'classes',
                                                  'classes': m})
+
+    def _set_send_classes(self, now, tasks, fcls, pend, pcls, out):
+        """Per-send classes (a tensor's urgency): to the agents that send
+        them, which tag every packet of the send with its DSCP; and, for
+        a connection whose sends all have one class (Geryon's connection
+        per urgency class), a rule at its ingress switch as for coflow
+        classes. A connection that carries sends of several classes
+        (TensorExpress' tags on a job's one connection) gets no rule: the
+        switches queue its packets by the hosts' tags."""
+        got = {}
+        for ts, ks in ((tasks, fcls), (pend, pcls)):
+            if ks is None:
+                continue
+            for t, k in zip(ts, np.asarray(ks, np.int64).tolist()):
+                if k >= 0:
+                    got[t.id] = k
+        changed = {i: k for i, k in got.items()
+                   if self.send_classes.get(i) != k}
+        if not changed:
+            return
+        self.send_classes.update(changed)
+        sends = self.demand.sends
+        for i, k in changed.items():
+            c = sends[i].conn
+            ks = self.conn_classes.setdefault(c, set())
+            ks.add(k)
+            self.touched.add(c)
+            if len(ks) > 1:                 # mixed: the hosts' tags rule
+                self.demand.idle.add(c)
+        out.log.append({'kind': 'send_classes', 't': now,
+                        'classes': {str(i): k for i, k in changed.items()}})
+        per_host = {}
+        for i, k in sorted(changed.items()):
+            per_host.setdefault(sends[i].host, {})[str(i)] = k
+        for h, m in sorted(per_host.items()):
+            out.pushes.setdefault(h, []).append({'op': 'classes',
+                                                 'classes': {}, 'sends': m})
 
     def _pace(self, snap, tasks, cls, explicit, out):
         """For policies that give per-flow rates (Varys' MADD): the fluid
@@ -283,13 +332,22 @@ class Scheduler:
 
     def _wanted(self):
         """The rule each connection touched since the last step should
-        have now (the others' rules stand): the class of the coflow it
+        have now (the others' rules stand): the one class of its sends
+        where the policy classes sends, else the class of the coflow it
         carries, where the policy gave one."""
         conns = self.demand.conns
-        return {key: Rule(c.dpid, c.match, self.classes[c.coflow],
-                          self.serial[c.coflow])
-                for key, c in ((k, conns[k]) for k in self.touched)
-                if c.coflow is not None and c.coflow in self.classes}
+        out = {}
+        for key in self.touched:
+            c = conns[key]
+            if c.coflow is None or c.coflow not in self.serial:
+                continue
+            ks = self.conn_classes.get(key, ())
+            if len(ks) > 1:
+                continue
+            k = next(iter(ks)) if ks else self.classes.get(c.coflow)
+            if k is not None:
+                out[key] = Rule(c.dpid, c.match, k, self.serial[c.coflow])
+        return out
 
     # --- what `netsched status` shows ---------------------------------------
     def status(self):

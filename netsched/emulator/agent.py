@@ -81,10 +81,12 @@ class ControllerLink:
         """Connections and planned sends (bytes in data-center units);
         returns the controller's reply (the classes it has decided)."""
         sends = [{'id': t['id'], 'coflow': t['coflow'], 'job': t['job'],
-                  'bytes': t['bytes'], 'conn': t['conn'], 'dst': t['dst']}
+                  'bytes': t['bytes'], 'conn': t['conn'], 'dst': t['dst'],
+                  'iter': t['iter'], 'urgency': t['urgency']}
                  for t in plan['tasks'] if t['kind'] == 'send']
         self._write({'op': 'register', 'host': host, 'run': run,
-                     'conns': plan['conns'], 'sends': sends})
+                     'conns': plan['conns'], 'sends': sends,
+                     'jobs': plan.get('jobs', {})})
         reply = json.loads(self.rfile.readline() or 'null')
         if not reply or not reply.get('ok'):
             raise RuntimeError('controller refused the registration: %s'
@@ -198,7 +200,8 @@ class Agent:
             self.controller = ControllerLink(plan['controller'], self.inbox)
             reply = self.controller.register(self.host, plan.get('run', ''),
                                              plan)
-            self.cls.update(reply.get('classes', {}))
+            self.net.set_classes(reply.get('classes', {}), {
+                int(k): v for k, v in reply.get('sends', {}).items()})
             self.net.wait_class = bool(reply.get('wait_for_class'))
         self.tell(op='connected')
         threading.Thread(target=self._read_ctl, daemon=True).start()
@@ -232,7 +235,8 @@ class Agent:
         elif kind == 'mark':
             self.tell(op='mark', task=task['id'], t=ready)
             self.controller.report(ev='mark', job=task['job'],
-                                   iter=task['iter'], t=ready)
+                                   iter=task['iter'], t=ready,
+                                   loss=task['loss'])
             self._done(task['id'], ready)
 
     def _report_progress(self, now):
@@ -321,7 +325,8 @@ class Agent:
                 if m['op'] == 'release':
                     self._done(m['task'], m['t'])
                 elif m['op'] == 'classes':
-                    self.net.set_classes(m['classes'])
+                    self.net.set_classes(m['classes'], {
+                        int(k): v for k, v in m.get('sends', {}).items()})
                 elif m['op'] == 'rates':
                     self.net.set_rates({int(k): v
                                         for k, v in m['rates'].items()})

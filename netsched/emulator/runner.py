@@ -80,9 +80,15 @@ class Coordinator:
         conns = [{'id': c.id, 'sport': c.sport, 'dport': c.dport,
                   'dst_ip': g.nodes[c.dst]['ip']}
                  for c in self.plan.conns if c.src == h]
+        mine_jobs = {t['job'] for t in mine if t['job'] is not None}
+        jobs = {j: {'iterations': jp.iterations,
+                    'bytes_per_iteration': jp.bytes_per_iteration,
+                    'group': jp.group, 'stage_ends': list(jp.stage_ends)}
+                for j, jp in self.plan.jobs.items() if j in mine_jobs}
         return {'op': 'plan', 'host': h, 'ip': g.nodes[h]['ip'],
                 'scale': self.exp.scale, 'queues': self.fab.queues,
                 'tasks': mine, 'incoming': incoming, 'conns': conns,
+                'jobs': jobs,
                 'n_in': sum(1 for c in self.plan.conns if c.dst == h),
                 'listen_port': taskgraph.AGENT_PORT,
                 'controller': self.fab.socket_path if self.fab.policy

@@ -92,6 +92,7 @@ class Transport:
 
     def __init__(self, scale, cls, rate, inbox, on_start):
         self.scale, self.cls, self.rate = scale, cls, rate
+        self.send_cls = {}             # task id -> class (per-send tags)
         self.inbox, self.on_start = inbox, on_start
         self.out = {}                  # connection id -> (socket, queue)
         # per connection, transfers written and perhaps not yet acked:
@@ -200,16 +201,25 @@ class Transport:
             self.rate.update(rates)
             self.pace.notify_all()
 
-    def set_classes(self, classes):
-        """New classes ({coflow: class}); wakes the senders that wait."""
+    def set_classes(self, classes, sends=None):
+        """New classes ({coflow: class}) and per-send classes ({task id:
+        class}, a tensor's tag); wakes the senders that wait."""
         with self.pace:
             self.cls.update(classes)
+            self.send_cls.update(sends or {})
             self.pace.notify_all()
 
-    def _classified(self, cid, coflow):
+    def class_of(self, t):
+        """A transfer's class: its own tag if it has one, else its
+        coflow's (class 0 until the controller says)."""
+        k = self.send_cls.get(t['id'])
+        return self.cls.get(t['coflow'], 0) if k is None else k
+
+    def _classified(self, cid, t):
         t0 = time.monotonic()
         with self.pace:
-            self.pace.wait_for(lambda: coflow in self.cls, CLASS_WAIT_S)
+            self.pace.wait_for(lambda: t['coflow'] in self.cls
+                               or t['id'] in self.send_cls, CLASS_WAIT_S)
         self.paused[cid] += time.monotonic() - t0
 
     def _hold(self, cid, tid):
@@ -224,9 +234,9 @@ class Transport:
         tos = None
         offset = 0                     # stream bytes written so far
 
-        def mark(coflow):
+        def mark(t):
             nonlocal tos
-            want = (8 * (7 - self.cls.get(coflow, 0))) << 2
+            want = (8 * (7 - self.class_of(t))) << 2
             if want != tos:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
                 tos = want
@@ -235,16 +245,17 @@ class Transport:
                 t, ready = q.get()
                 n = max(1, round(t['bytes'] / self.scale))
                 self.on_start(t, ready, time.monotonic(), n)
-                if self.wait_class and t['coflow'] not in self.cls:
-                    self._classified(cid, t['coflow'])
-                mark(t['coflow'])
+                if self.wait_class and t['coflow'] not in self.cls \
+                        and t['id'] not in self.send_cls:
+                    self._classified(cid, t)
+                mark(t)
                 s.sendall(HEADER.pack(t['id'], n))
                 offset += HEADER.size
                 # tcpi_bytes_acked counts the SYN: stream byte k is k + 1
                 unacked.append([t['id'], offset + 1, n, 0])
                 offset += n
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
-                          lambda: mark(t['coflow']),
+                          lambda: mark(t),
                           lambda: self._hold(cid, t['id']))
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))

@@ -12,7 +12,8 @@ import numpy as np
 class JobView:
     """One DL job as a policy sees it (``Snapshot.jobs``). A job is in
     the snapshot from its first coflow's arrival until its last planned
-    iteration is done.
+    coflow ends (a tuning configuration stopped early: the last of the
+    iterations it was given).
 
     ``done``: iterations completed (every worker's mark of iteration k
     seen counts k + 1; the latest mark of any worker, as reported).

@@ -1,6 +1,11 @@
 """Workload drivers for the simulator: they start flows on the engine at
-the right moments and react to flows finishing."""
+the right moments and react to flows finishing; the plan driver also
+tells the policy what it knows of the jobs (``view``)."""
+import dataclasses
+
 import numpy as np
+
+from ..policies import JobView
 
 
 class TraceDriver:
@@ -87,6 +92,11 @@ class PlanDriver:
                 key = (t.job, t.iter)
                 self.marks_left[key] = self.marks_left.get(key, 0) + 1
         self.started_jobs = set()
+        self.jobs = {}                  # job -> JobView, while it runs
+        self.first_sends = {}           # job -> its first iteration's
+        for t in tasks:
+            if t.kind == 'send' and t.iter == 0:
+                self.first_sends.setdefault(t.job, []).append(t)
         self.open_coflows = set()
         self.done = 0
         self.stage_of = {st.barrier: st for st in plan.stages}
@@ -121,6 +131,8 @@ class PlanDriver:
                 eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
                               iter=t.iter,
                               bytes=self.plan.coflow_bytes[t.coflow])
+                if t.job is not None and t.iter == 0:
+                    self._job_arrives(t.job)
             self.conn_queue[t.conn].append(t)
             if not self.conn_busy[t.conn]:
                 self._send_next(t.conn)
@@ -142,23 +154,61 @@ class PlanDriver:
                            self.eng.coflow(t.coflow, self.eng.now, t.job),
                            tags=[t], sport=[c.sport], dport=[c.dport])
 
-    def pending_sends(self, coflows):
-        """The sends of these coflows (engine indices) that have not
-        started: (path ids, coflow indices, bytes)."""
+    def _path(self, t):
+        p = self.conn_path.get(t.conn)
+        if p is None:
+            k = self.plan.conns[t.conn]
+            p = self.conn_path[t.conn] = self.eng.net.path_id(
+                t.host, t.dst, k.sport, k.dport)
+        return p
+
+    def _job_arrives(self, job):
+        """A job is in the policy's view from its first coflow's arrival
+        until its last planned coflow ends (as the controller sees it)."""
+        jp = self.plan.jobs[job]
+        first = self.first_sends.get(job, [])
+        load = self.eng.net.link_bytes([self._path(t) for t in first],
+                                       [t.bytes for t in first])
+        self.jobs[job] = JobView(
+            job, float(self.eng.now), jp.iterations,
+            bytes_per_iteration=float(jp.bytes_per_iteration),
+            iteration_load=load, group=jp.group,
+            stage_ends=tuple(jp.stage_ends))
+
+    def _job_marked(self, t):
+        """An iteration mark (any worker's): the job's progress and its
+        loss then, as its log reports them."""
+        v = self.jobs.get(t.job)
+        if v is None or t.iter + 1 <= v.done:
+            return
+        done = t.iter + 1
+        self.jobs[t.job] = dataclasses.replace(
+            v, done=done,
+            losses=v.losses + ((done, t.loss, float(self.eng.now)),))
+
+    def view(self, coflows, active, clairvoyant):
+        """What the policy sees beyond the flows (sim.rates.snapshot): the
+        jobs, the active flows' urgency and, for clairvoyant policies,
+        the sends of these coflows (engine indices) not yet started."""
         eng = self.eng
-        path, cof, size = [], [], []
-        conn_path = self.conn_path
+        tags = eng.flow_tag
+        out = {'jobs': dict(self.jobs), 'flow_urgency': np.array(
+            [np.nan if tags[i] is None or tags[i].urgency is None
+             else tags[i].urgency for i in active.tolist()], float)}
+        if not clairvoyant:
+            return out
+        path, cof, size, urg = [], [], [], []
         for c in coflows.tolist():
             for t in self.unstarted.get(eng.coflow_names[c], {}).values():
-                p = conn_path.get(t.conn)
-                if p is None:
-                    k = self.plan.conns[t.conn]
-                    p = conn_path[t.conn] = eng.net.path_id(
-                        t.host, t.dst, k.sport, k.dport)
-                path.append(p)
+                path.append(self._path(t))
                 cof.append(c)
                 size.append(float(t.bytes))
-        return path, cof, size
+                urg.append(np.nan if t.urgency is None else t.urgency)
+        out.update(pending_path=np.array(path, np.int64),
+                   pending_coflow=np.array(cof, np.int64),
+                   pending_bytes=np.array(size, float),
+                   pending_urgency=np.array(urg, float))
+        return out
 
     def on_flows_done(self, ids):
         for i in ids.tolist():
@@ -173,10 +223,14 @@ class PlanDriver:
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:
                 eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
+                if t.job is not None and \
+                        t.iter == self.plan.jobs[t.job].iterations - 1:
+                    self.jobs.pop(t.job, None)     # its last coflow
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
             eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,
-                          iter=t.iter, loss=round(jp.loss_at(t.iter + 1), 6))
+                          iter=t.iter, loss=t.loss)
+            self._job_marked(t)
             key = (t.job, t.iter)
             self.marks_left[key] -= 1
             if self.marks_left[key] == 0 and t.iter == jp.iterations - 1:
@@ -207,8 +261,8 @@ class Together:
         self.trace.start(eng)
         self.plan.start(eng)
 
-    def pending_sends(self, coflows):
-        return self.plan.pending_sends(coflows)
+    def view(self, coflows, active, clairvoyant):
+        return self.plan.view(coflows, active, clairvoyant)
 
     def on_flows_done(self, ids):
         tagged = np.array([self.eng.flow_tag[i] is not None

@@ -79,10 +79,10 @@ class Engine:
     def run(self, driver, until=None):
         self.driver = driver
         driver.start(self)
-        pending_sends = getattr(driver, 'pending_sends', None)
+        view = getattr(driver, 'view', None)
         while True:
             self._fire_timers()
-            self.rates.update(self.now, pending_sends)
+            self.rates.update(self.now, view)
             nxt = self._next_event_s()
             if not np.isfinite(nxt) or (until is not None and nxt > until):
                 break

@@ -16,20 +16,21 @@ from ..policies import (Snapshot, asks_per_flow, coflow_class,
                         flow_priority, with_flow_classes)
 
 
-def snapshot(now_s, queues, net, flows, pending_sends=None):
-    """The policy's view of a FlowTable at ``now_s``; with
-    ``pending_sends`` (a driver's), the sends not yet started too."""
+def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
+    """The policy's view of a FlowTable at ``now_s``; with ``view`` (the
+    workload driver's: what it knows of the jobs, the flows' urgency and,
+    for clairvoyant policies, the sends not yet started), those too."""
     coflows = flows.coflows
     cof = coflows.live()
     remap = np.zeros(len(coflows.active_flows), np.int64)
     remap[cof] = np.arange(len(cof))
     size = flows.record['size'][flows.a_id]
     pend = {}
-    if pending_sends is not None:
-        path, pc, b = pending_sends(cof)
-        pend = dict(pending_path=np.asarray(path, np.int64),
-                    pending_coflow=remap[np.asarray(pc, np.int64)],
-                    pending_bytes=np.asarray(b, float))
+    if view is not None:
+        pend = view(cof, flows.a_id, clairvoyant)
+        if 'pending_coflow' in pend:
+            pend['pending_coflow'] = remap[np.asarray(pend['pending_coflow'],
+                                                      np.int64)]
     return Snapshot(
         t=now_s, queues=queues, link_capacity=net.capacity,
         path_links=net.table(), flow_path=flows.a_path,
@@ -65,15 +66,15 @@ class RateSetter:
         else:
             self.must_allocate = True
 
-    def update(self, now_s, pending_sends=None):
+    def update(self, now_s, view=None):
         """Decide or reallocate at ``now_s`` if anything asks for it."""
         if self.must_decide or (self.recheck_s is not None
                                 and self.recheck_s <= now_s):
-            self._decide(now_s, pending_sends)
+            self._decide(now_s, view)
         elif self.must_allocate:
             self._allocate()
 
-    def _decide(self, now_s, pending_sends):
+    def _decide(self, now_s, view):
         self.must_decide = False
         self.recheck_s = None
         fl = self.flows
@@ -81,9 +82,8 @@ class RateSetter:
             fl.a_rate = np.zeros(0)
             self.load_bps[:] = 0.0
             return
-        if not getattr(self.policy, 'clairvoyant', False):
-            pending_sends = None
-        snap = snapshot(now_s, self.queues, self.net, fl, pending_sends)
+        snap = snapshot(now_s, self.queues, self.net, fl, view,
+                        getattr(self.policy, 'clairvoyant', False))
         d = self.policy.decide(snap)
         self.decisions += 1
         fl.a_key = self._keys(snap, d)

@@ -46,11 +46,12 @@ FIRST_SPORT = 20000
 class Task:
     __slots__ = ('id', 'kind', 'host', 'dst', 'bytes', 'dur', 'deps', 'job',
                  'iter', 'coflow', 'conn', 'label', 'prio', 'not_before',
-                 'worker')
+                 'worker', 'urgency', 'loss')
 
     def __init__(self, id, kind, host, job, iter, deps=(), dur=0.0,
                  dst=None, bytes=0, coflow=None, conn=None, label='',
-                 prio=0, not_before=0.0, worker=None):
+                 prio=0, not_before=0.0, worker=None, urgency=None,
+                 loss=None):
         self.id, self.kind, self.host, self.job, self.iter = (
             id, kind, host, job, iter)
         self.deps = list(deps)
@@ -58,6 +59,9 @@ class Task:
         self.coflow, self.conn, self.label, self.prio = (
             coflow, conn, label, prio)
         self.not_before, self.worker = not_before, worker
+        # send: where its data sits in the next forward pass (0 = first
+        # consumed .. 1); mark: the job's training loss after it
+        self.urgency, self.loss = urgency, loss
 
     def to_dict(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -87,6 +91,8 @@ class JobPlan:
     gradient_bytes: int
     group: str = None
     buckets: tuple = ()
+    stage_ends: tuple = ()            # tuning: cumulative stage ends
+    lanes: int = 1                    # ps: connections per pair each way
 
     def loss_at(self, k):
         b0, b1, b2 = self.loss
@@ -193,9 +199,11 @@ def build(exp, with_trace=True):
     """The task graph of an experiment's jobs and tuning groups, and of
     its coflow trace unless ``with_trace`` is false (the simulator runs a
     trace with a driver of its own, sim.drivers.TraceDriver)."""
+    from .. import policies
     g = exp.graph()
     hosts = topo.hosts(g)
     rng = np.random.default_rng(exp.seed)
+    shape = policies.make(exp.policy, exp.policy_params).workload()
     free = set(hosts)
     plan = Plan()
     t_arr = 0.0
@@ -216,9 +224,11 @@ def build(exp, with_trace=True):
         if tuning is None:
             _job(plan, spec, spec.id, model, arrival,
                  _place(spec, _need(spec), hosts, free, rng),
-                 spec.loss or default_loss(rng), spec.iterations)
+                 spec.loss or default_loss(rng), spec.iterations,
+                 lanes=shape.get('ps_lanes', 1))
         else:
-            _tuning(plan, spec, model, arrival, tuning, hosts, free, rng)
+            _tuning(plan, spec, model, arrival, tuning, hosts, free, rng,
+                    lanes=shape.get('ps_lanes', 1))
     if exp.trace and with_trace:
         _trace(plan, exp, hosts)
     return plan
@@ -265,10 +275,40 @@ def _need(spec):
     return spec.workers + (spec.ps_shards if spec.pattern == 'ps' else 0)
 
 
+def ps_pieces(tensors, total, slice_bytes):
+    """A parameter-server job's sends of one iteration, in the order
+    back-propagation makes them ready (the back layers first): per tensor
+    (index ti, layer li), its slices of at most ``slice_bytes`` (whole
+    if None), each (ti, li, name, bytes, urgency of its first byte)."""
+    out = []
+    start = urgencies_from(tensors, total)
+    for ti in range(len(tensors) - 1, -1, -1):
+        li, t = tensors[ti]
+        n = 1 if not slice_bytes else max(1, math.ceil(t.bytes
+                                                      / slice_bytes))
+        size = math.ceil(t.bytes / n)
+        for k in range(n):
+            b = min(size, t.bytes - k * size)
+            name = t.name if n == 1 else '%s[%d/%d]' % (t.name, k, n)
+            out.append((ti, li, name, b, start[ti] + k * size / total))
+    return out
+
+
+def urgencies_from(tensors, total):
+    """Per tensor ((layer, Tensor) in forward order), where its bytes
+    start in the next forward pass: the bytes of the tensors consumed
+    before it over ``total`` (0 for the first layer's)."""
+    sizes = np.array([t.bytes for _, t in tensors], float)
+    return np.r_[0.0, np.cumsum(sizes)[:-1]] / max(total, 1.0)
+
+
 def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
-         group=None, gates=None):
+         group=None, gates=None, lanes=1, stage_ends=()):
     """Add one job's tasks. gates: iteration -> barrier task id that the
-    iteration's forward pass must wait for (tuning stages)."""
+    iteration's forward pass must wait for (tuning stages). lanes: a
+    parameter-server job's connections per worker/shard pair and
+    direction, one per urgency class (policies.urgency_class; Geryon)."""
+    from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
     servers = tuple(placed[N:])
@@ -276,16 +316,21 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     L = len(layers)
     tensors = model.tensors()                  # (layer, Tensor)
     jp = JobPlan(jid, model.name, spec.pattern, workers, servers,
-                 iterations, arrival, loss, 0, model.bytes, group)
+                 iterations, arrival, loss, 0, model.bytes, group,
+                 stage_ends=tuple(stage_ends))
     plan.jobs[jid] = jp
     gates = gates or {}
+    start = urgencies_from(tensors, model.bytes)
     if spec.pattern == 'ps':
         S = len(servers)
-        push_conn = {(w, s): plan.conn(workers[w], servers[s], jid)
-                     for w in range(N) for s in range(S)}
-        pull_conn = {(s, w): plan.conn(servers[s], workers[w], jid)
-                     for s in range(S) for w in range(N)}
+        K = jp.lanes = max(1, int(lanes))
+        push_conn = {(w, s, c): plan.conn(workers[w], servers[s], jid)
+                     for w in range(N) for s in range(S) for c in range(K)}
+        pull_conn = {(s, w, c): plan.conn(servers[s], workers[w], jid)
+                     for s in range(S) for w in range(N) for c in range(K)}
         jp.bytes_per_iteration = 2 * N * model.bytes
+        slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
+        pieces = ps_pieces(tensors, model.bytes, slice_b)
     else:
         ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
                      for w in range(N)]
@@ -301,6 +346,10 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         if cur:
             buckets.append((min(cur), sorted(set(cur)), size))
         jp.buckets = tuple(b[2] for b in buckets)
+        # a bucket's urgency: that of the front-most layer it carries
+        layer_start = {}
+        for ti, (li, _) in enumerate(tensors):
+            layer_start.setdefault(li, float(start[ti]))
         steps = 2 * (N - 1)
         jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
                                      for b in jp.buckets)
@@ -334,21 +383,22 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         ready = [[[] for _ in range(L)] for _ in range(N)]
         if spec.pattern == 'ps':
             S = len(servers)
-            for ti, (li, t) in reversed(list(enumerate(tensors))):
+            for ti, li, name, size, u in pieces:
                 s = ti % S
+                c = int(urgency_class(u, K))
                 pushes = [plan.add('send', workers[w], jid, k,
                                    deps=[bwd[w][li]], dst=servers[s],
-                                   bytes=t.bytes, coflow=cf,
-                                   conn=push_conn[(w, s)],
-                                   label='push ' + t.name, prio=li,
-                                   worker=w)
+                                   bytes=size, coflow=cf,
+                                   conn=push_conn[(w, s, c)],
+                                   label='push ' + name, prio=li,
+                                   worker=w, urgency=u)
                           for w in range(N)]
                 for w in range(N):
                     pull = plan.add('send', servers[s], jid, k, deps=pushes,
-                                    dst=workers[w], bytes=t.bytes, coflow=cf,
-                                    conn=pull_conn[(s, w)],
-                                    label='pull ' + t.name, prio=li,
-                                    worker=w)
+                                    dst=workers[w], bytes=size, coflow=cf,
+                                    conn=pull_conn[(s, w, c)],
+                                    label='pull ' + name, prio=li,
+                                    worker=w, urgency=u)
                     ready[w][li].append(pull)
                     received[w].append(pull)
         else:
@@ -364,7 +414,8 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                             'send', workers[w], jid, k, deps=[dep],
                             dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
                             conn=ring_conn[w], label='bucket%d step%d'
-                            % (bi, st), prio=first, worker=(w + 1) % N))
+                            % (bi, st), prio=first, worker=(w + 1) % N,
+                            urgency=layer_start[first]))
                     prev = cur
                 for w in range(N):
                     got = prev[(w - 1) % N]     # last all-gather step at w
@@ -374,12 +425,12 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         for w in range(N):
             plan.add('mark', workers[w], jid, k,
                      deps=[bwd[w][0]] + received[w], label='iteration',
-                     worker=w)
+                     worker=w, loss=round(jp.loss_at(k + 1), 6))
         params_ready = ready
     return jp
 
 
-def _tuning(plan, base, model, arrival, tuning, hosts, free, rng):
+def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1):
     configs, stages = tuning
     group = base.id
     losses = {}
@@ -420,7 +471,8 @@ def _tuning(plan, base, model, arrival, tuning, hosts, free, rng):
     for jid in placed:
         gates = {k: b for k, b in gate_ids.items() if k < last_of[jid]}
         _job(plan, base, jid, model, arrival, placed[jid], losses[jid],
-             last_of[jid], group=group, gates=gates)
+             last_of[jid], group=group, gates=gates, lanes=lanes,
+             stage_ends=ends)
     marks = {}
     for t in plan.tasks:
         if t.kind == 'mark' and t.job in placed:
