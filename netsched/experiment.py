@@ -23,6 +23,9 @@ from .errors import ConfigError, TopologyError
 BACKENDS = ('emu', 'sim')
 PATTERNS = ('ring', 'ps')
 PLACEMENTS = ('random', 'packed')
+# the order in which a connection's ready sends go: as they became ready
+# (back-propagation order), or front layers first (P3 / ByteScheduler)
+SEND_ORDERS = ('ready', 'priority')
 EMU_MAX_QUEUES = 8
 
 
@@ -42,6 +45,7 @@ class JobSpec:
     group: str = None                 # tuning group id
     stages: tuple = ()                # ((iterations, keep), ...) for tuning
     slice_mb: float = None            # ps: tensors sent in slices of this
+    send_order: str = 'ready'         # or 'priority': front layers first
 
 
 @dataclass(frozen=True)
@@ -219,13 +223,15 @@ def _job(where, d, hosts, models_dir, index, group=None):
     slice_mb = c.num('slice_mb', None, positive=True)
     if pattern != 'ps' and slice_mb is not None:
         c.fail('slice_mb', 'only a ps job sends its tensors in slices')
+    order = c.choice('send_order', SEND_ORDERS, 'ready')
     loss = _loss(c)
     cscale = c.num('compute_scale', 1.0, minimum=0)
     return c, JobSpec(jid, model, pattern, workers, iterations or 0,
                       shards if pattern == 'ps' else 0,
                       None if arrival is None else float(arrival), placement,
                       float(bucket), loss, float(cscale),
-                      slice_mb=None if slice_mb is None else float(slice_mb))
+                      slice_mb=None if slice_mb is None else float(slice_mb),
+                      send_order=order)
 
 
 def _tuning(where, d, hosts, models_dir, index):

@@ -26,6 +26,7 @@ def _stats(x):
 def compute(evs):
     """Per-job, per-coflow, per-stage, per-flow and per-link results."""
     jobs, iters, coflows, stages, flows = {}, {}, {}, {}, []
+    tensors = []                  # (urgency, ready, received) per send
     link_util = {}
     t_end = 0.0
     stage_start = {}
@@ -57,14 +58,36 @@ def compute(evs):
         elif k == 'flow':
             flows.append((e['id'], e['coflow'], e['src'], e['dst'],
                           e['bytes'], e['start'], t))
+            if e.get('urgency') is not None:
+                tensors.append((e['urgency'], e.get('ready', e['start']), t))
         elif k == 'links':
             for name, u in e['util'].items():
                 link_util.setdefault(name, []).append((t, e['dt'], u))
     m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
          'stages': stages, 'flows': flows, 'links': link_util,
-         'duration_s': t_end}
+         'tensors': tensors, 'duration_s': t_end}
     m['iteration_times'] = iteration_times(m)
     return m
+
+
+TENSOR_PARTS = 4      # tensor latency by quarter of the forward pass
+
+
+def tensor_latency(tensors):
+    """Latency (ready to received) of the sends of model data, by where
+    their data sits in the next forward pass: ``front_s`` for the first
+    quarter of the model's bytes (the layers the next forward pass needs
+    first), ``by_quarter_s`` the mean per quarter, ``all_s`` all."""
+    if not tensors:
+        return None
+    u = np.array([x[0] for x in tensors], float)
+    lat = np.array([x[2] - x[1] for x in tensors], float)
+    part = np.minimum((u * TENSOR_PARTS).astype(int), TENSOR_PARTS - 1)
+    return {'count': len(lat), 'front_s': _stats(lat[part == 0]),
+            'all_s': _stats(lat),
+            'by_quarter_s': [float(lat[part == q].mean())
+                             if (part == q).any() else None
+                             for q in range(TENSOR_PARTS)]}
 
 
 def iteration_times(m):
@@ -121,6 +144,7 @@ def summarize(m, meta):
         'duration_s': m['duration_s'],
         'jobs': jobs, 'coflows': coflows, 'stages': stages, 'links': links,
         'flows': {'count': len(fct), 'fct_s': _stats(fct)},
+        'tensors': tensor_latency(m.get('tensors', [])),
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),

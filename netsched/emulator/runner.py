@@ -242,9 +242,11 @@ class Coordinator:
         t0 = self.t0
         ready, start = self.started[t.id]
         self.recv_done += 1
+        extra = {} if t.urgency is None else {'ready': ready - t0,
+                                              'urgency': t.urgency}
         self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
                        src=t.host, dst=t.dst, bytes=t.bytes,
-                       start=start - t0)
+                       start=start - t0, **extra)
         self.coflow_left[t.coflow] -= 1
         if self.coflow_left[t.coflow] == 0:
             self.log.write(self.coflow_arrival[t.coflow] - t0, 'coflow',
@@ -257,7 +259,7 @@ class Coordinator:
         jp = self.plan.jobs[t.job]
         self.marks_done += 1
         self.log.write(m['t'] - self.t0, 'iter', job=t.job, worker=t.worker,
-                       iter=t.iter, loss=round(jp.loss_at(t.iter + 1), 6))
+                       iter=t.iter, loss=t.loss)
         k = (t.job, t.iter)
         self.marks_left[k] -= 1
         if self.marks_left[k] == 0 and t.iter == jp.iterations - 1:

@@ -93,6 +93,7 @@ class Transport:
     def __init__(self, scale, cls, rate, inbox, on_start):
         self.scale, self.cls, self.rate = scale, cls, rate
         self.send_cls = {}             # task id -> class (per-send tags)
+        self.seq = 0                   # sends queued so far (FIFO key)
         self.inbox, self.on_start = inbox, on_start
         self.out = {}                  # connection id -> (socket, queue)
         # per connection, transfers written and perhaps not yet acked:
@@ -133,7 +134,7 @@ class Transport:
                     if attempt == 49:
                         raise
                     time.sleep(0.1)
-            q = queue.Queue()
+            q = queue.PriorityQueue()
             self.out[c['id']] = (s, q)
             self.unacked[c['id']] = collections.deque()
             self.paused[c['id']] = 0.0
@@ -142,8 +143,14 @@ class Transport:
                              daemon=True).start()
 
     def send(self, task, ready):
-        """Queue a transfer on its connection."""
-        self.out[task['conn']][1].put((task, ready))
+        """Queue a transfer on its connection: its sends go lowest
+        ``order`` first (a job that sends front layers first), else in
+        the order they became ready (as the simulator's driver picks)."""
+        self.seq += 1
+        key = task.get('order')
+        self.out[task['conn']][1].put(
+            ((0, key, self.seq) if key is not None else (1, 0, self.seq),
+             task, ready))
 
     def progress(self):
         """{task id: bytes the receiver has acknowledged} for the
@@ -242,7 +249,7 @@ class Transport:
                 tos = want
         try:
             while True:
-                t, ready = q.get()
+                _, t, ready = q.get()
                 n = max(1, round(t['bytes'] / self.scale))
                 self.on_start(t, ready, time.monotonic(), n)
                 if self.wait_class and t['coflow'] not in self.cls \

@@ -63,6 +63,18 @@ class TraceDriver:
                               coflow=eng.coflow_names[c])
 
 
+def _next_send(q):
+    """Which of a connection's waiting sends goes next: the lowest
+    ``order`` key (a job that sends front layers first), else the first
+    ready; the emulator's agents pick the same (emulator.transport)."""
+    best = 0
+    for i, t in enumerate(q):
+        if t.order is not None and (q[best].order is None
+                                    or t.order < q[best].order):
+            best = i
+    return best
+
+
 class PlanDriver:
     """Executes a workload task graph (netsched.workload) on the engine:
     compute phases are timers, sends are flows queued per connection,
@@ -98,6 +110,7 @@ class PlanDriver:
             if t.kind == 'send' and t.iter == 0:
                 self.first_sends.setdefault(t.job, []).append(t)
         self.open_coflows = set()
+        self.ready_at = {}              # send -> when it became ready
         self.done = 0
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
@@ -125,6 +138,7 @@ class PlanDriver:
             self.started_jobs.add(t.job)
             eng.log.write(eng.now, 'job_start', job=t.job)
         if t.kind == 'send':
+            self.ready_at[t.id] = eng.now
             if t.coflow not in self.open_coflows:
                 self.open_coflows.add(t.coflow)
                 eng.coflow(t.coflow, eng.now, t.job)
@@ -146,7 +160,7 @@ class PlanDriver:
         if not q:
             self.conn_busy[conn] = False
             return
-        t = q.pop(0)
+        t = q.pop(_next_send(q))
         self.conn_busy[conn] = True
         del self.unstarted[t.coflow][t.id]
         c = self.plan.conns[conn]
@@ -210,6 +224,21 @@ class PlanDriver:
                    pending_urgency=np.array(urg, float))
         return out
 
+    def flow_fields(self, ids):
+        """The flow events' fields beyond the engine's, per flow: a
+        model data send's ready time and urgency (as the emulator logs
+        them)."""
+        tags = self.eng.flow_tag
+        out = []
+        for i in ids.tolist():
+            t = tags[i]
+            if t is None or t.urgency is None:
+                out.append('')
+            else:
+                out.append(',"ready":%r,"urgency":%r' % (
+                    round(float(self.ready_at.pop(t.id)), 9), t.urgency))
+        return out
+
     def on_flows_done(self, ids):
         for i in ids.tolist():
             t = self.eng.flow_tag[i]
@@ -263,6 +292,9 @@ class Together:
 
     def view(self, coflows, active, clairvoyant):
         return self.plan.view(coflows, active, clairvoyant)
+
+    def flow_fields(self, ids):
+        return self.plan.flow_fields(ids)
 
     def on_flows_done(self, ids):
         tagged = np.array([self.eng.flow_tag[i] is not None

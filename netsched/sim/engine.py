@@ -135,13 +135,14 @@ class Engine:
         hosts = self.net.hosts
         t = round(float(self.now), 9)
         lines = []
-        for i, c, s, d, b, st in zip(ids.tolist(), f['coflow'][ids].tolist(),
-                                     f['src'][ids].tolist(),
-                                     f['dst'][ids].tolist(),
-                                     f['size'][ids].tolist(),
-                                     f['start'][ids].tolist()):
+        extra = getattr(self.driver, 'flow_fields', None)
+        more = extra(ids) if extra else [''] * len(ids)
+        for i, c, s, d, b, st, x in zip(
+                ids.tolist(), f['coflow'][ids].tolist(),
+                f['src'][ids].tolist(), f['dst'][ids].tolist(),
+                f['size'][ids].tolist(), f['start'][ids].tolist(), more):
             lines.append('{"t":%r,"ev":"flow","id":%d,"coflow":"%s",'
-                         '"src":"%s","dst":"%s","bytes":%r,"start":%r}\n'
+                         '"src":"%s","dst":"%s","bytes":%r,"start":%r%s}\n'
                          % (t, i, names[c], hosts[s], hosts[d], b,
-                            round(st, 9)))
+                            round(st, 9), x))
         self.log.write_raw(''.join(lines))

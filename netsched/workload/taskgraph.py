@@ -46,12 +46,12 @@ FIRST_SPORT = 20000
 class Task:
     __slots__ = ('id', 'kind', 'host', 'dst', 'bytes', 'dur', 'deps', 'job',
                  'iter', 'coflow', 'conn', 'label', 'prio', 'not_before',
-                 'worker', 'urgency', 'loss')
+                 'worker', 'urgency', 'loss', 'order')
 
     def __init__(self, id, kind, host, job, iter, deps=(), dur=0.0,
                  dst=None, bytes=0, coflow=None, conn=None, label='',
                  prio=0, not_before=0.0, worker=None, urgency=None,
-                 loss=None):
+                 loss=None, order=None):
         self.id, self.kind, self.host, self.job, self.iter = (
             id, kind, host, job, iter)
         self.deps = list(deps)
@@ -62,6 +62,9 @@ class Task:
         # send: where its data sits in the next forward pass (0 = first
         # consumed .. 1); mark: the job's training loss after it
         self.urgency, self.loss = urgency, loss
+        # send: its key among the sends waiting on its connection (lower
+        # first), None = in the order they became ready
+        self.order = order
 
     def to_dict(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -290,7 +293,8 @@ def ps_pieces(tensors, total, slice_bytes):
         for k in range(n):
             b = min(size, t.bytes - k * size)
             name = t.name if n == 1 else '%s[%d/%d]' % (t.name, k, n)
-            out.append((ti, li, name, b, start[ti] + k * size / total))
+            out.append((ti, li, name, b,
+                        float(start[ti] + k * size / total)))
     return out
 
 
@@ -357,6 +361,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     bwd_ms = [layer.backward_ms / 1e3 for layer in layers]
     params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
     prev_last = [None] * N
+    prio_order = spec.send_order == 'priority'
     for k in range(iterations):
         cf = '%s/%d' % (jid, k)
         plan.coflow_bytes[cf] = jp.bytes_per_iteration
@@ -391,14 +396,16 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                    bytes=size, coflow=cf,
                                    conn=push_conn[(w, s, c)],
                                    label='push ' + name, prio=li,
-                                   worker=w, urgency=u)
+                                   worker=w, urgency=u,
+                                   order=u if prio_order else None)
                           for w in range(N)]
                 for w in range(N):
                     pull = plan.add('send', servers[s], jid, k, deps=pushes,
                                     dst=workers[w], bytes=size, coflow=cf,
                                     conn=pull_conn[(s, w, c)],
                                     label='pull ' + name, prio=li,
-                                    worker=w, urgency=u)
+                                    worker=w, urgency=u,
+                                    order=u if prio_order else None)
                     ready[w][li].append(pull)
                     received[w].append(pull)
         else:
@@ -415,7 +422,9 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                             dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
                             conn=ring_conn[w], label='bucket%d step%d'
                             % (bi, st), prio=first, worker=(w + 1) % N,
-                            urgency=layer_start[first]))
+                            urgency=layer_start[first],
+                            order=layer_start[first] if prio_order
+                            else None))
                     prev = cur
                 for w in range(N):
                     got = prev[(w - 1) % N]     # last all-gather step at w
