@@ -356,3 +356,104 @@ def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
                  sent={'3': 6 * 2 ** 20})
     assert c.scheduler.classes == {'a/0': 1, 'b/0': 2}
     assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 2}}]}
+
+
+class Tags(policies.Policy):
+    """Per-send classes from urgency: quarter q -> class q."""
+    name = 'test-tags'
+    clairvoyant = True
+    decides_on = 'coflows'
+
+    def decide(self, snap):
+        return policies.Decision(
+            flow_class=policies.urgency_class(snap.urgency(), 4),
+            pending_class=policies.urgency_class(snap.urgency(True), 4))
+
+
+def register_tensors(c):
+    """hl0 -> hr0 on connection 1 sends tensors of two urgency classes
+    (0.1 and 0.6: one connection, two tags); hl1 -> hr1 on connection 1
+    two tensors of one class (0.3, 0.4: class 1)."""
+    s = lambda i, conn, u, coflow='a/0', job='a': {
+        'id': i, 'coflow': coflow, 'job': job, 'bytes': MB, 'conn': conn,
+        'dst': 'hr0' if job == 'a' else 'hr1', 'iter': 0, 'urgency': u}
+    jobs = lambda j: {j: {'iterations': 1, 'bytes_per_iteration': 2 * MB}}
+    for out in (
+            c.handle({'op': 'register', 'host': 'hl0', 'run': 'r',
+                      'conns': [{'id': 1, 'sport': 40001, 'dport': 5000,
+                                 'dst_ip': '10.0.1.2'}],
+                      'sends': [s(1, 1, 0.6), s(2, 1, 0.1)],
+                      'jobs': jobs('a')}, 0.0),
+            c.handle({'op': 'register', 'host': 'hl1', 'run': 'r',
+                      'conns': [{'id': 1, 'sport': 40002, 'dport': 5000,
+                                 'dst_ip': '10.0.1.3'}],
+                      'sends': [s(3, 1, 0.4, 'b/0', 'b'),
+                                s(4, 1, 0.3, 'b/0', 'b')],
+                      'jobs': jobs('b')}, 0.0)):
+        assert out.reply['ok'], out.reply
+
+
+def test_per_send_classes_tag_at_the_hosts_and_rule_one_class_connections(
+        monkeypatch):
+    monkeypatch.setitem(policies.REGISTRY, 'test-tags', Tags)
+    c = core('test-tags')
+    register_tensors(c)
+    c.handle({'op': 'report', 'host': 'hl0', 'events': [
+        {'ev': 'start', 'task': 1, 'ready': 1.0, 't': 1.0}]}, 1.0)
+    c.handle({'op': 'report', 'host': 'hl1', 'events': [
+        {'ev': 'start', 'task': 3, 'ready': 1.0, 't': 1.0}]}, 1.0)
+    out = c.step(1.0)
+    # every send, started or not, is tagged at its host
+    assert out.pushes == {
+        'hl0': [{'op': 'classes', 'classes': {}, 'sends': {'1': 2, '2': 0}}],
+        'hl1': [{'op': 'classes', 'classes': {}, 'sends': {'3': 1, '4': 1}}]}
+    # hl1's connection carries class 1 only: a rule at its ingress (DSCP
+    # CS6); hl0's carries two classes: no rule, the hosts' tags stand
+    assert [m.to_dict() for m in out.mods[SL]] == [
+        {'command': 'add', 'table': 0, 'priority': 200,
+         'cookie': (3 << 56) | 2, 'goto': 1,
+         'match': {'eth_type': 0x0800, 'ip_proto': 6,
+                   'ipv4_dst': '10.0.1.3', 'ipv4_src': '10.0.0.3',
+                   'tcp_dst': 5000, 'tcp_src': 40002},
+         'actions': [['set_field', 'ip_dscp', 48]]}]
+    # idempotent: deciding again sends nothing
+    c.scheduler.dirty = True
+    again = c.step(1.1)
+    assert again.decided and not again.mods and not again.pushes
+    # a late agent learns its sends' tags with its registration reply
+    assert c.scheduler.send_classes_of('hl0') == {'1': 2, '2': 0}
+
+
+def test_the_controller_shows_policies_jobs_progress_and_losses():
+    c = core()
+    register_tensors(c)
+    d = c.scheduler.demand
+    assert d.views == {}                       # no coflow arrived yet
+    report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
+    v = d.views['a']
+    assert (v.arrival, v.iterations, v.done) == (1.0, 1, 0)
+    # a's iteration: 2 MB over hl0 -> sl -> sr -> hr0
+    assert v.iteration_load.sum() == pytest.approx(3 * 2 * MB)
+    c.handle({'op': 'report', 'host': 'hl0', 'events': [
+        {'ev': 'mark', 'job': 'a', 'iter': 0, 't': 1.5, 'loss': 0.7}]}, 1.5)
+    assert d.views['a'].losses == ((1, 0.7, 1.5),)
+    snap, _, _ = d.snapshot(1.6, 8, True)
+    assert snap.jobs['a'].done == 1
+    assert snap.flow_urgency.tolist() == [0.6]
+    assert sorted(snap.pending_urgency.tolist()) == [0.1]
+    # its last coflow ends: the job leaves the view
+    report(c, 'hr0', 1.7, ev='recv', task=1, t=1.7)
+    report(c, 'hl0', 1.7, ev='start', task=2, ready=1.7, t=1.7)
+    report(c, 'hr0', 1.8, ev='recv', task=2, t=1.8)
+    c.step(1.9)
+    assert 'a' not in d.views
+
+
+def test_a_bad_job_description_is_refused_whole():
+    c = core()
+    out = c.handle({'op': 'register', 'host': 'hl0', 'run': 'r',
+                    'conns': [], 'sends': [],
+                    'jobs': {'a': {'iterations': 'many'}}}, 0.0)
+    assert not out.reply['ok']
+    assert "job 'a': bad description" in out.reply['error']
+    assert c.scheduler.demand.job_meta == {}
