@@ -445,7 +445,8 @@ def build_parser():
         p.add_argument('experiment', help='experiment YAML file')
         p.add_argument('--backend', choices=('emu', 'sim'),
                        help="override the file's backend")
-        p.add_argument('--policy', help="override the file's policy")
+        p.add_argument('--policy', help="override the file's policy: NAME "
+                       "or NAME:key=value:... (e.g. geryon:classes=1)")
         p.add_argument('--trace', help="coflow trace file (overrides the "
                        "file's trace.path)")
         if name == 'run':
@@ -468,7 +469,8 @@ def build_parser():
                        ' (exit status 1 if they disagree)')
     p.add_argument('experiment', help='experiment YAML file (with jobs)')
     p.add_argument('--policies', default='fair,sebf',
-                   help='comma-separated (default %(default)s)')
+                   help='comma-separated, each NAME or NAME:key=value:... '
+                   '(default %(default)s)')
     p.add_argument('--metric', default='avg_cct_s',
                    help='summary total to rank by, lower is better: '
                         'avg_cct_s, p95_cct_s, avg_jct_s, avg_sct_s '

@@ -66,7 +66,8 @@ def check_args(policies, metric, tie):
         raise ConfigError('--policies names a policy twice: %r'
                           % ','.join(policies))
     for p in policies:
-        pol.make(p, where='--policies')
+        name, params = pol.parse_spec(p, where='--policies')
+        pol.make(name, params, where='--policies: %s' % p)
 
 
 def run_one(exp, out, say=print):

@@ -73,6 +73,7 @@ class Experiment:
     policy: str
     policy_params: dict
     jobs: tuple
+    policy_label: str = None          # as named: geryon:classes=1
     tuning: tuple = ()
     trace: TraceSpec = None
     poisson_rate: float = None        # jobs/s for jobs without arrival_s
@@ -339,8 +340,13 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
     else:
         c.fail('policy', 'must be a name or a mapping with name, got %r'
                % (pol,))
-    if policy and policy != pname:     # the file's own keeps its params
-        pname, params = policy, {}
+    label = None
+    if policy:                         # --policy NAME[:key=value...]
+        oname, oparams = policies.parse_spec(policy)
+        if oname != pname:             # the file's own keeps its params
+            params = {}
+        pname, params = oname, dict(params, **oparams)
+        label = policy if oparams else None
     # parameters per policy, for whichever runs (crosscheck runs several)
     per = c.get('policy_params', {})
     if not isinstance(per, dict):
@@ -354,6 +360,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       % (where, name))
     if pname in per:
         params = dict(per[pname], **params)
+    label = label or pname
     policies.make(pname, params, where='%s: policy' % where)
 
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
@@ -417,6 +424,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       link_bps=float(link_bps), scale=float(scale),
                       queues=queues, backend=backend, seed=int(seed),
                       policy=pname, policy_params=params, jobs=tuple(jobs),
+                      policy_label=label,
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
                       big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
                       sample_s=float(sample_s),

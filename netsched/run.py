@@ -29,13 +29,14 @@ def versions():
 
 def default_out(exp):
     stamp = time.strftime('%Y%m%d-%H%M%S')
-    return os.path.join('results', '%s-%s-%s-%s' % (exp.name, exp.backend,
-                                                   exp.policy, stamp))
+    return os.path.join('results', '%s-%s-%s-%s' % (
+        exp.name, exp.backend, exp.policy_label or exp.policy, stamp))
 
 
 def meta(exp, wall_s=None):
     return {'experiment': exp.name, 'backend': exp.backend,
-            'policy': exp.policy, 'seed': exp.seed, 'scale': exp.scale,
+            'policy': exp.policy, 'policy_params': dict(exp.policy_params),
+            'seed': exp.seed, 'scale': exp.scale,
             'topology': exp.topology, 'link_bps': exp.link_bps,
             'emulated_link_bps': exp.link_bps / exp.scale,
             'queues': 'exact' if exp.queues is None else exp.queues,
@@ -72,7 +73,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     log_path = os.path.join(out_dir, 'events.jsonl')
     t0 = time.monotonic()
     say('%s: backend %s, policy %s, seed %d -> %s'
-        % (exp.name, exp.backend, exp.policy, exp.seed, out_dir))
+        % (exp.name, exp.backend, exp.policy_label or exp.policy, exp.seed,
+           out_dir))
     if exp.backend == 'sim':
         from .sim import runner
         info = runner.run(exp, log_path, say)

@@ -21,7 +21,7 @@ from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
                    arrival_order, asks_per_flow, coflow_class,
                    flow_priority, stable_classes, urgency_class,
                    with_flow_classes)
-from .registry import REGISTRY, make, register  # noqa: F401
+from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia')
 

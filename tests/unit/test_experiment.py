@@ -145,3 +145,27 @@ def test_policy_params_apply_to_whichever_policy_runs():
     d['policy'] = {'name': 'aalo', 'first_mb': 20}
     assert experiment.from_dict(d, 'e.yaml').policy_params == {
         'first_mb': 20}
+
+
+def test_a_policy_named_with_parameters(tmp_path):
+    from netsched import crosscheck
+    p = tmp_path / 'e.yaml'
+    p.write_text(yaml.safe_dump(dict(base(), policy='aalo', policy_params={
+        'aalo': {'first_mb': 40}, 'varys': {}})))
+    e = experiment.load(str(p), policy='aalo:multiplier=4')
+    assert (e.policy, e.policy_params, e.policy_label) == (
+        'aalo', {'first_mb': 40, 'multiplier': 4}, 'aalo:multiplier=4')
+    e = experiment.load(str(p), policy='aalo')
+    assert (e.policy_params, e.policy_label) == ({'first_mb': 40}, 'aalo')
+    e = experiment.load(str(p), policy='fifo')
+    assert (e.policy, e.policy_params) == ('fifo', {})
+    with pytest.raises(ConfigError, match=r"parameters are key=value after "
+                       r"the name .* got 'classes'"):
+        experiment.load(str(p), policy='aalo:classes')
+    with pytest.raises(ConfigError, match=r"policy aalo has no parameter "
+                       r"'colour'"):
+        experiment.load(str(p), policy='aalo:colour=red')
+    with pytest.raises(ConfigError, match=r'--policies: aalo:first_mb=-1: '
+                       r'first_mb: must be a positive number'):
+        crosscheck.check_args(['fair', 'aalo:first_mb=-1'], 'avg_cct_s', 0.05)
+    crosscheck.check_args(['aalo', 'aalo:first_mb=1'], 'avg_cct_s', 0.05)
