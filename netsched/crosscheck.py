@@ -14,7 +14,8 @@ import os
 from . import experiment, metrics, run
 from .errors import ConfigError
 
-METRICS = ('avg_cct_s', 'p95_cct_s', 'avg_jct_s', 'avg_sct_s')
+METRICS = ('avg_cct_s', 'p95_cct_s', 'avg_jct_s', 'avg_sct_s',
+           'avg_early_iteration_s')
 BACKENDS = ('sim', 'emu')
 
 

@@ -71,6 +71,7 @@ def compute(evs):
 
 
 TENSOR_PARTS = 4      # tensor latency by quarter of the forward pass
+EARLY_PART = 4        # a job's early stage: its first quarter of iterations
 
 
 def tensor_latency(tensors):
@@ -115,9 +116,13 @@ def summarize(m, meta):
         times = [d for _, _, d, _ in rows] if start is not None else []
         jct = (rec['end_s'] - start) if rec.get('end_s') is not None \
             and start is not None else None
+        early = [d for d in times[:max(1, -(-len(times) // EARLY_PART))]
+                 if d is not None]
         jobs[job] = {'arrival_s': start, 'jct_s': jct,
                      'iterations': len(ends),
-                     'iteration_time_s': _stats(times)}
+                     'iteration_time_s': _stats(times),
+                     'early_iteration_s': float(np.mean(early))
+                     if early else None}
     coflows = {}
     for cid, rec in m['coflows'].items():
         cct = (rec['end_s'] - rec['arrival_s']) \
@@ -138,6 +143,8 @@ def summarize(m, meta):
     fct = [t - s for _, _, _, _, _, s, t in m['flows']]
     ccts = [c['cct_s'] for c in coflows.values() if c['cct_s'] is not None]
     jcts = [j['jct_s'] for j in jobs.values() if j['jct_s'] is not None]
+    early = [j['early_iteration_s'] for j in jobs.values()
+             if j['early_iteration_s'] is not None]
     out = {'format': SUMMARY_FORMAT}
     out.update(meta)
     out.update({
@@ -149,6 +156,8 @@ def summarize(m, meta):
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),
             'avg_jct_s': float(np.mean(jcts)) if jcts else None,
+            'avg_early_iteration_s': float(np.mean(early))
+            if early else None,
             'coflows_done': len(ccts),
             'avg_cct_s': float(np.mean(ccts)) if ccts else None,
             'p95_cct_s': float(np.percentile(ccts, 95)) if ccts else None,

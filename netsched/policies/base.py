@@ -327,9 +327,12 @@ class Policy:
 
     def workload(self):
         """What the policy asks of the workload plan (both backends run
-        the same plan): ``{'ps_lanes': K}`` gives every parameter-server
+        the same plan): ``ps_lanes: K`` gives every parameter-server
         worker/shard pair K connections each way, one per urgency class
-        (:func:`urgency_class`), as Geryon needs. Default: nothing."""
+        (:func:`urgency_class`), as Geryon needs; ``slice_mb: S`` sends
+        ps tensors in slices of at most S MB (where the job gives none);
+        ``send_order: 'priority'`` sends a connection's waiting sends
+        front layers first (host-side ordering). Default: nothing."""
         return {}
 
     def __init__(self, **params):

@@ -225,13 +225,13 @@ def build(exp, with_trace=True):
             arrival = 0.0
         model = models.get(spec.model, exp.base_dir)
         if tuning is None:
-            _job(plan, spec, spec.id, model, arrival,
+            _job(plan, _shaped(spec, shape), spec.id, model, arrival,
                  _place(spec, _need(spec), hosts, free, rng),
                  spec.loss or default_loss(rng), spec.iterations,
                  lanes=shape.get('ps_lanes', 1))
         else:
-            _tuning(plan, spec, model, arrival, tuning, hosts, free, rng,
-                    lanes=shape.get('ps_lanes', 1))
+            _tuning(plan, _shaped(spec, shape), model, arrival, tuning,
+                    hosts, free, rng, lanes=shape.get('ps_lanes', 1))
     if exp.trace and with_trace:
         _trace(plan, exp, hosts)
     return plan
@@ -272,6 +272,19 @@ def _trace(plan, exp, hosts):
         raise ConfigError('%s: no flow of the trace crosses the network '
                           '(every mapper is on its reducer\'s host): '
                           'nothing to run' % where)
+
+
+def _shaped(spec, shape):
+    """A job as the policy's workload() asks: its sends in priority order
+    (``send_order``), its ps tensors in slices (``slice_mb``, unless the
+    job gives its own)."""
+    import dataclasses
+    kw = {}
+    if shape.get('send_order'):
+        kw['send_order'] = shape['send_order']
+    if shape.get('slice_mb') and spec.pattern == 'ps' and not spec.slice_mb:
+        kw['slice_mb'] = float(shape['slice_mb'])
+    return dataclasses.replace(spec, **kw) if kw else spec
 
 
 def _need(spec):

@@ -193,3 +193,16 @@ def test_front_layers_arrive_sooner_when_sent_first(tmp_path):
         out[order] = metrics.tensor_latency(m['tensors'])
     assert out['priority']['front_s']['mean'] < \
         0.8 * out['ready']['front_s']['mean']
+
+
+def test_p3_slices_and_sends_front_layers_first_with_fair_links():
+    plan = taskgraph.build(exp('p3'))
+    push = [t for t in sends(plan, 'push ') if t.worker == 0]
+    assert max(t.bytes for t in push) <= 4 * MB
+    assert all(t.order == t.urgency for t in push)
+    p3 = policies.make('p3', {'slice_mb': 2})
+    assert p3.static and p3.workload() == {'send_order': 'priority',
+                                           'slice_mb': 2}
+    # a job's own slices win over the policy's
+    own = taskgraph.build(exp('p3', slice_mb=1.0))
+    assert max(t.bytes for t in sends(own)) <= MB
