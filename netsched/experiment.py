@@ -14,6 +14,7 @@ scale alongside (summary.json ``scale``; the CSVs carry both byte counts).
 """
 import numbers
 import os
+import dataclasses
 from dataclasses import dataclass, field
 
 from . import qos
@@ -236,12 +237,34 @@ def _job(where, d, hosts, models_dir, index, group=None):
 
 
 def _tuning(where, d, hosts, models_dir, index):
+    per_config = None
+    if isinstance(d, dict) and isinstance(d.get('placement'), list) and \
+            d['placement'] and all(isinstance(p, list)
+                                   for p in d['placement']):
+        per_config = d['placement']          # one host list per config
+        d = dict(d, placement='packed')
     c, base = _job(where, d, hosts, models_dir, index,
                    group=d.get('id', 'tuning%d' % index)
                    if isinstance(d, dict) else None)
     if isinstance(base.placement, tuple):
-        c.fail('placement', 'a tuning group takes random or packed')
+        c.fail('placement', 'a tuning group takes random, packed or a list '
+               'of host lists, one per configuration')
     configs = c.num('configs', required=True, integer=True, minimum=2)
+    if per_config is not None:
+        if len(per_config) != configs:
+            c.fail('placement', 'lists %d host lists for %d configurations'
+                   % (len(per_config), configs))
+        placed = []
+        for i, hs in enumerate(per_config):
+            pc = _Checker('%s: placement[%d]' % (where, i),
+                          {'placement': hs})
+            placed.append(_placement(pc, 'placement', hosts))
+            need = base.workers + (base.ps_shards if base.pattern == 'ps'
+                                   else 0)
+            if len(hs) != need:
+                c.fail('placement', '[%d] lists %d hosts; a configuration '
+                       'needs %d' % (i, len(hs), need))
+        base = dataclasses.replace(base, placement=tuple(placed))
     stages = c.get('stages', required=True)
     if not isinstance(stages, list) or not stages:
         c.fail('stages', 'must be a non-empty list of {iterations, keep}')

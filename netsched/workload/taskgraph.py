@@ -457,9 +457,14 @@ def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1):
     group = base.id
     losses = {}
     placed = {}
+    import dataclasses
     for c in range(configs):
         jid = '%s.c%d' % (group, c)
-        placed[jid] = _place(base, _need(base), hosts, free, rng)
+        spec = base
+        if isinstance(base.placement, tuple) and base.placement and \
+                isinstance(base.placement[0], tuple):   # per configuration
+            spec = dataclasses.replace(base, placement=base.placement[c])
+        placed[jid] = _place(spec, _need(base), hosts, free, rng)
         losses[jid] = default_loss(rng)
     alive = list(placed)
     ends, start = [], 0

@@ -169,3 +169,27 @@ def test_a_policy_named_with_parameters(tmp_path):
                        r'first_mb: must be a positive number'):
         crosscheck.check_args(['fair', 'aalo:first_mb=-1'], 'avg_cct_s', 0.05)
     crosscheck.check_args(['aalo', 'aalo:first_mb=1'], 'avg_cct_s', 0.05)
+
+
+def test_tuning_configurations_placed_by_hand():
+    d = {'topology': 'dumbbell,4', 'tuning': [
+        {'id': 'g', 'model': 'resnet50', 'pattern': 'ring', 'workers': 2,
+         'configs': 2, 'placement': [['hl0', 'hr0'], ['hl1', 'hr1']],
+         'stages': [{'iterations': 2, 'keep': 0.5}, {'iterations': 1}]}]}
+    from netsched.workload import taskgraph
+    plan = taskgraph.build(experiment.from_dict(d, 'e.yaml'))
+    assert plan.jobs['g.c0'].workers == ('hl0', 'hr0')
+    assert plan.jobs['g.c1'].workers == ('hl1', 'hr1')
+    assert plan.jobs['g.c0'].stage_ends == (2, 3)
+    bad = dict(d['tuning'][0], placement=[['hl0', 'hr0']])
+    with pytest.raises(ConfigError, match=r'placement: lists 1 host lists '
+                       r'for 2 configurations'):
+        experiment.from_dict(dict(d, tuning=[bad]), 'e.yaml')
+    bad = dict(d['tuning'][0], placement=[['hl0', 'hr0'], ['hl1']])
+    with pytest.raises(ConfigError, match=r'placement: \[1\] lists 1 hosts; '
+                       r'a configuration needs 2'):
+        experiment.from_dict(dict(d, tuning=[bad]), 'e.yaml')
+    bad = dict(d['tuning'][0], placement=[['hl0', 'hr0'], ['hl1', 'hx']])
+    with pytest.raises(ConfigError, match=r"placement\[1\]: placement: host "
+                       r"'hx' does not exist"):
+        experiment.from_dict(dict(d, tuning=[bad]), 'e.yaml')
