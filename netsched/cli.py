@@ -474,7 +474,8 @@ def build_parser():
     p.add_argument('--metric', default='avg_cct_s',
                    help='summary total to rank by, lower is better: '
                         'avg_cct_s, p95_cct_s, avg_jct_s, avg_sct_s, '
-                        'avg_early_iteration_s '
+                        'avg_early_iteration_s, avg_iteration_s, '
+                        'front_tensor_s '
                         '(default %(default)s)')
     p.add_argument('--tie', type=float, default=0.05,
                    help='relative difference below which two policies tie '

@@ -145,19 +145,25 @@ def summarize(m, meta):
     jcts = [j['jct_s'] for j in jobs.values() if j['jct_s'] is not None]
     early = [j['early_iteration_s'] for j in jobs.values()
              if j['early_iteration_s'] is not None]
+    its = [j['iteration_time_s']['mean'] for j in jobs.values()
+           if j['iteration_time_s']['mean'] is not None]
+    out_tensors = tensor_latency(m.get('tensors', []))
     out = {'format': SUMMARY_FORMAT}
     out.update(meta)
     out.update({
         'duration_s': m['duration_s'],
         'jobs': jobs, 'coflows': coflows, 'stages': stages, 'links': links,
         'flows': {'count': len(fct), 'fct_s': _stats(fct)},
-        'tensors': tensor_latency(m.get('tensors', [])),
+        'tensors': out_tensors,
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),
             'avg_jct_s': float(np.mean(jcts)) if jcts else None,
             'avg_early_iteration_s': float(np.mean(early))
             if early else None,
+            'avg_iteration_s': float(np.mean(its)) if its else None,
+            'front_tensor_s': (out_tensors or {}).get('front_s', {})
+            .get('mean'),
             'coflows_done': len(ccts),
             'avg_cct_s': float(np.mean(ccts)) if ccts else None,
             'p95_cct_s': float(np.percentile(ccts, 95)) if ccts else None,
