@@ -4,8 +4,10 @@ The real controller (Ryu, netsched's app, the scheduling core) on a real
 emulated k=4 fat-tree, with synthetic agents: this script registers J
 ring all-reduce jobs of 4 workers each (random hosts) over the control
 channel, one channel per host as real agents do, then drives iterations:
-every job's 4 ring sends start (jobs staggered) and later end, reported
-as the agents report them. No data is sent: what is measured is the
+every job's 4 ring sends start (jobs staggered) and later end, then its
+workers mark the iteration (with a loss), reported as the agents report
+them; each send carries an urgency (its place in the model) and each job
+its description, so every policy can decide (`--policies` any of them). No data is sent: what is measured is the
 controller, for 10 and 100 concurrent jobs:
 
   - decision time: from the first report a decision answers to the last
@@ -36,22 +38,27 @@ MB = 1e6
 def plan(g, jobs, rng):
     """Per host: its connections and sends; per iteration the sends."""
     hosts = topo.hosts(g)
-    per_host = {h: {'conns': [], 'sends': []} for h in hosts}
+    per_host = {h: {'conns': [], 'sends': [], 'jobs': {}} for h in hosts}
     sends = []                  # (host, task id, receiver, job)
     tid = 0
     for j in range(jobs):
         ring = rng.sample(hosts, WORKERS)
         size = rng.choice([25, 100, 500]) * MB       # gradient bytes
+        meta = {'iterations': 2, 'bytes_per_iteration': size}
         for w, h in enumerate(ring):
+            per_host[h]['jobs']['j%d' % j] = meta
             dst = ring[(w + 1) % WORKERS]
             cid = len(per_host[h]['conns']) + 1
             per_host[h]['conns'].append(
                 {'id': cid, 'sport': 20000 + j * WORKERS + w,
                  'dport': 5000 + j, 'dst_ip': g.nodes[dst]['ip']})
             tid += 1
+            # one tensor-sized send per worker, somewhere in the model
+            # (urgency: its place in the next forward pass)
             per_host[h]['sends'].append(
                 {'id': tid, 'coflow': 'j%d/0' % j, 'job': 'j%d' % j,
-                 'bytes': size / WORKERS, 'conn': cid, 'dst': dst})
+                 'bytes': size / WORKERS, 'conn': cid, 'dst': dst,
+                 'iter': 0, 'urgency': rng.random()})
             sends.append((h, tid, dst, j))
     return per_host, sends
 
@@ -65,7 +72,7 @@ def drive(fab, jobs, seed, gap_s):
             continue
         c = fab.client()
         c.request('register', host=h, run='bench-%d-%d' % (jobs, seed),
-                  conns=reg['conns'], sends=reg['sends'])
+                  conns=reg['conns'], sends=reg['sends'], jobs=reg['jobs'])
         clients[h] = c
         # as an agent does: read what the controller pushes (classes,
         # rates), or its writes would block on a full socket
@@ -82,6 +89,11 @@ def drive(fab, jobs, seed, gap_s):
         c = clients.get(dst) or clients[h]
         c.tell('report', events=[{'ev': 'recv', 'task': tid, 't': now}])
         time.sleep(gap_s)
+    for h, tid, _, j in order:                       # iteration marks
+        now = time.monotonic()
+        clients[h].tell('report', events=[{'ev': 'mark', 'job': 'j%d' % j,
+                                           'iter': 0, 't': now,
+                                           'loss': 1.0 + rng.random()}])
     time.sleep(0.3)                     # the last decisions and barriers
     for c in clients.values():
         c.close()

@@ -16,10 +16,18 @@ def bssi_order(load, weight=None):
     w = np.ones(C) if weight is None else np.asarray(weight, float).copy()
     left = np.ones(C, dtype=bool)
     rank = np.empty(C, dtype=np.int64)
+    # only ports some coflow uses matter; the unscheduled coflows' load
+    # per port is kept up to date as coflows are placed
+    used = np.flatnonzero(load.any(axis=0))
+    load = load[:, used]
+    port_load = load.sum(axis=0)
     for pos in range(C - 1, -1, -1):
-        port_load = load[left].sum(axis=0)
-        b = int(np.argmax(port_load))
-        on_b = left & (load[:, b] > 0)
+        while True:
+            b = int(np.argmax(port_load))
+            on_b = left & (load[:, b] > 0)
+            if on_b.any() or port_load[b] <= 0:
+                break
+            port_load[b] = 0.0              # rounding left by placed ones
         if not on_b.any():                  # nothing left carries bytes
             rest = np.flatnonzero(left)
             rank[rest] = np.arange(pos - len(rest) + 1, pos + 1)
@@ -29,6 +37,7 @@ def bssi_order(load, weight=None):
         k = cand[np.argmin(ratio)]          # ties: lowest index first
         rank[k] = pos
         left[k] = False
+        port_load -= load[k]
         others = np.flatnonzero(on_b & left)
         w[others] -= w[k] * load[others, b] / load[k, b]
     return rank
