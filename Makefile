@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
-	bench-controller bench-fidelity clean
+	bench-controller bench-fidelity bench-decide bench-policies clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -17,7 +17,8 @@ test: setup
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
-bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity
+bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
+	bench-decide bench-policies
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -33,6 +34,12 @@ bench-controller: setup
 
 bench-fidelity: setup
 	$(PY) benchmarks/fidelity_bench.py
+
+bench-decide: setup
+	$(PY) benchmarks/decide_bench.py
+
+bench-policies: setup
+	$(PY) benchmarks/policy_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

@@ -26,6 +26,7 @@ class Send:
     bytes: float              # data-center bytes
     iter: int = None          # the job's iteration it belongs to
     urgency: float = float('nan')   # place in the next forward pass
+    position: float = float('nan')  # its tensor's consumption order
     ready: float = None       # when it became ready to go (started)
     done: bool = False
     sent: float = 0.0         # bytes acknowledged so far (progress)
@@ -126,12 +127,13 @@ class Demand:
             raise NetschedError('register %s: send %r uses connection %r, '
                                 'which it did not register'
                                 % (host, s.get('id'), s.get('conn')))
-        u = s.get('urgency')
+        u, pos = s.get('urgency'), s.get('position')
         return Send(int(s['id']), host, s['dst'], key, s['coflow'],
                     s.get('job') or s['coflow'].rsplit('/', 1)[0],
                     float(s['bytes']),
                     None if s.get('iter') is None else int(s['iter']),
-                    float('nan') if u is None else float(u))
+                    float('nan') if u is None else float(u),
+                    float('nan') if pos is None else float(pos))
 
     def send(self, task):
         t = self.sends.get(task)
@@ -267,6 +269,8 @@ class Demand:
             pending_bytes=np.array([t.bytes for t in pend], float),
             flow_urgency=np.array([t.urgency for t in tasks], float),
             pending_urgency=np.array([t.urgency for t in pend], float),
+            flow_position=np.array([t.position for t in tasks], float),
+            pending_position=np.array([t.position for t in pend], float),
             jobs=dict(self.views))
         return snap, pend, tasks
 

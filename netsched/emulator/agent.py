@@ -82,7 +82,8 @@ class ControllerLink:
         returns the controller's reply (the classes it has decided)."""
         sends = [{'id': t['id'], 'coflow': t['coflow'], 'job': t['job'],
                   'bytes': t['bytes'], 'conn': t['conn'], 'dst': t['dst'],
-                  'iter': t['iter'], 'urgency': t['urgency']}
+                  'iter': t['iter'], 'urgency': t['urgency'],
+                  'position': t['position']}
                  for t in plan['tasks'] if t['kind'] == 'send']
         self._write({'op': 'register', 'host': host, 'run': run,
                      'conns': plan['conns'], 'sends': sends,

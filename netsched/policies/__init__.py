@@ -23,7 +23,8 @@ from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
                    with_flow_classes)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
-MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3')
+MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3', 'geryon',
+           'tensorexpress')
 
 
 def load_all():

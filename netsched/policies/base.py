@@ -93,11 +93,25 @@ class Snapshot:
     flow_urgency: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pending_urgency: np.ndarray = field(
         default_factory=lambda: np.zeros(0))
+    # per flow and pending send: its tensor's place in the next forward
+    # pass's consumption order (tensor index over the model's tensors:
+    # a large tensor consumed late is late, whatever its bytes), NaN for
+    # data of no model
+    flow_position: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pending_position: np.ndarray = field(
+        default_factory=lambda: np.zeros(0))
 
     def urgency(self, pending=False):
         """flow_urgency (or pending_urgency), NaN where not known."""
+        return self._per_send('urgency', pending)
+
+    def position(self, pending=False):
+        """flow_position (or pending_position), NaN where not known."""
+        return self._per_send('position', pending)
+
+    def _per_send(self, what, pending):
         n = len(self.pending_bytes if pending else self.flow_coflow)
-        u = self.pending_urgency if pending else self.flow_urgency
+        u = getattr(self, ('pending_' if pending else 'flow_') + what)
         return np.asarray(u, float) if len(u) == n else np.full(n, np.nan)
 
     def flow_job(self):

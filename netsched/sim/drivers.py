@@ -63,6 +63,13 @@ class TraceDriver:
                               coflow=eng.coflow_names[c])
 
 
+def _per_send(tasks, what):
+    """(n,) a per-send attribute of tasks (None: not a plan task), NaN
+    where unknown."""
+    return np.array([np.nan if t is None or getattr(t, what) is None
+                     else getattr(t, what) for t in tasks], float)
+
+
 def _next_send(q):
     """Which of a connection's waiting sends goes next: the lowest
     ``order`` key (a job that sends front layers first), else the first
@@ -206,22 +213,24 @@ class PlanDriver:
         the sends of these coflows (engine indices) not yet started."""
         eng = self.eng
         tags = eng.flow_tag
-        out = {'jobs': dict(self.jobs), 'flow_urgency': np.array(
-            [np.nan if tags[i] is None or tags[i].urgency is None
-             else tags[i].urgency for i in active.tolist()], float)}
+        act = [tags[i] for i in active.tolist()]
+        out = {'jobs': dict(self.jobs),
+               'flow_urgency': _per_send(act, 'urgency'),
+               'flow_position': _per_send(act, 'position')}
         if not clairvoyant:
             return out
-        path, cof, size, urg = [], [], [], []
+        path, cof, size, pend = [], [], [], []
         for c in coflows.tolist():
             for t in self.unstarted.get(eng.coflow_names[c], {}).values():
                 path.append(self._path(t))
                 cof.append(c)
                 size.append(float(t.bytes))
-                urg.append(np.nan if t.urgency is None else t.urgency)
+                pend.append(t)
         out.update(pending_path=np.array(path, np.int64),
                    pending_coflow=np.array(cof, np.int64),
                    pending_bytes=np.array(size, float),
-                   pending_urgency=np.array(urg, float))
+                   pending_urgency=_per_send(pend, 'urgency'),
+                   pending_position=_per_send(pend, 'position'))
         return out
 
     def flow_fields(self, ids):

@@ -46,12 +46,12 @@ FIRST_SPORT = 20000
 class Task:
     __slots__ = ('id', 'kind', 'host', 'dst', 'bytes', 'dur', 'deps', 'job',
                  'iter', 'coflow', 'conn', 'label', 'prio', 'not_before',
-                 'worker', 'urgency', 'loss', 'order')
+                 'worker', 'urgency', 'position', 'loss', 'order')
 
     def __init__(self, id, kind, host, job, iter, deps=(), dur=0.0,
                  dst=None, bytes=0, coflow=None, conn=None, label='',
                  prio=0, not_before=0.0, worker=None, urgency=None,
-                 loss=None, order=None):
+                 position=None, loss=None, order=None):
         self.id, self.kind, self.host, self.job, self.iter = (
             id, kind, host, job, iter)
         self.deps = list(deps)
@@ -62,6 +62,9 @@ class Task:
         # send: where its data sits in the next forward pass (0 = first
         # consumed .. 1); mark: the job's training loss after it
         self.urgency, self.loss = urgency, loss
+        # send: its tensor's place in the next forward pass's consumption
+        # order (tensor index over the model's tensors)
+        self.position = position
         # send: its key among the sends waiting on its connection (lower
         # first), None = in the order they became ready
         self.order = order
@@ -295,7 +298,8 @@ def ps_pieces(tensors, total, slice_bytes):
     """A parameter-server job's sends of one iteration, in the order
     back-propagation makes them ready (the back layers first): per tensor
     (index ti, layer li), its slices of at most ``slice_bytes`` (whole
-    if None), each (ti, li, name, bytes, urgency of its first byte)."""
+    if None), each (ti, li, name, bytes, urgency of its first byte).
+    Its consumption position is ti / len(tensors)."""
     out = []
     start = urgencies_from(tensors, total)
     for ti in range(len(tensors) - 1, -1, -1):
@@ -364,9 +368,10 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
             buckets.append((min(cur), sorted(set(cur)), size))
         jp.buckets = tuple(b[2] for b in buckets)
         # a bucket's urgency: that of the front-most layer it carries
-        layer_start = {}
+        layer_start, layer_pos = {}, {}
         for ti, (li, _) in enumerate(tensors):
             layer_start.setdefault(li, float(start[ti]))
+            layer_pos.setdefault(li, ti / len(tensors))
         steps = 2 * (N - 1)
         jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
                                      for b in jp.buckets)
@@ -410,6 +415,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                    conn=push_conn[(w, s, c)],
                                    label='push ' + name, prio=li,
                                    worker=w, urgency=u,
+                                   position=ti / len(tensors),
                                    order=u if prio_order else None)
                           for w in range(N)]
                 for w in range(N):
@@ -418,6 +424,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                     conn=pull_conn[(s, w, c)],
                                     label='pull ' + name, prio=li,
                                     worker=w, urgency=u,
+                                    position=ti / len(tensors),
                                     order=u if prio_order else None)
                     ready[w][li].append(pull)
                     received[w].append(pull)
@@ -436,6 +443,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                             conn=ring_conn[w], label='bucket%d step%d'
                             % (bi, st), prio=first, worker=(w + 1) % N,
                             urgency=layer_start[first],
+                            position=layer_pos[first],
                             order=layer_start[first] if prio_order
                             else None))
                     prev = cur
