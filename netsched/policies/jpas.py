@@ -14,25 +14,46 @@ def fit_loss(points):
     """Fit l(k) = 1 / (b0 k + b1) + b2 to (k, loss) points: for b2 on a
     grid below the smallest loss, 1 / (l - b2) is linear in k (least
     squares gives b0, b1); keep the b2 with the least squared error in
-    loss. Returns (b0, b1, b2) with b0 > 0 (a falling loss), or None."""
+    loss, then search a finer grid around it. Returns (b0, b1, b2) with
+    b0 > 0 (a falling loss), or None. Vectorised over the grid."""
     k = np.array([p[0] for p in points], float)
     y = np.array([p[1] for p in points], float)
     if len(k) < 2 or np.ptp(k) == 0 or not np.all(np.isfinite(y)):
         return None
     lo = float(y.min())
-    best, best_err = None, np.inf
-    for b2 in lo - np.r_[np.geomspace(1e-4, 1.0, 40) * max(abs(lo), 1e-3),
-                         max(lo, 0.0) + 1e-3]:
-        if b2 < 0 or b2 >= lo:
-            continue
-        z = 1.0 / (y - b2)
-        b0, b1 = np.polyfit(k, z, 1)
-        if b0 <= 0 or np.any(b0 * k + b1 <= 0):
-            continue
-        err = float(((1.0 / (b0 * k + b1) + b2 - y) ** 2).sum())
-        if err < best_err:
-            best, best_err = (float(b0), float(b1), float(b2)), err
+    if lo <= 0:
+        return None
+    grid = lo * (1.0 - np.r_[np.linspace(0.0, 1.0, 64)[1:],
+                             np.geomspace(1e-4, 1.0 / 64, 16)])
+    best = None
+    for _ in range(3):                       # coarse, then finer twice
+        fit = _fit_on(k, y, grid)
+        if fit is None:
+            return best
+        best, b2 = fit[:3], fit[2]
+        step = np.abs(np.diff(np.sort(grid))).max() if len(grid) > 1 \
+            else lo / 64
+        grid = np.clip(b2 + step * np.linspace(-1, 1, 41), 0.0,
+                       lo * (1 - 1e-6))
     return best
+
+
+def _fit_on(k, y, b2):
+    """The best (b0, b1, b2, err) over the candidate b2 values."""
+    z = 1.0 / (y[None, :] - b2[:, None])          # (G, n)
+    km = k.mean()
+    dk = k - km
+    b0 = (z * dk).sum(axis=1) / (dk ** 2).sum()
+    b1 = z.mean(axis=1) - b0 * km
+    den = b0[:, None] * k[None, :] + b1[:, None]
+    ok = (b0 > 0) & (den > 0).all(axis=1)
+    if not ok.any():
+        return None
+    with np.errstate(divide='ignore', invalid='ignore'):
+        err = ((1.0 / den + b2[:, None] - y[None, :]) ** 2).sum(axis=1)
+    err = np.where(ok, err, np.inf)
+    i = int(np.argmin(err))
+    return float(b0[i]), float(b1[i]), float(b2[i]), float(err[i])
 
 
 def loss_at(beta, k):
