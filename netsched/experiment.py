@@ -80,7 +80,7 @@ class Experiment:
     poisson_rate: float = None        # jobs/s for jobs without arrival_s
     big_switch: bool = False
     mtu: int = 9000
-    queue_packets: int = 32
+    queue_packets: int = qos.QUEUE_PACKETS
     fair_queues: int = 16
     sample_s: float = 0.1
     completion_tolerance: float = 1e-3
@@ -337,7 +337,8 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                'port, got %d' % (EMU_MAX_QUEUES, queues))
     seed = c.num('seed', 1, integer=True, minimum=0)
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
-    qpk = c.num('queue_packets', 32, integer=True, minimum=1)
+    qpk = c.num('queue_packets', qos.QUEUE_PACKETS, integer=True,
+                minimum=1)
     fq = c.num('fair_queues', 16, integer=True, minimum=0)
     if qos.bucket_error(fq):
         c.fail('fair_queues', qos.bucket_error(fq))

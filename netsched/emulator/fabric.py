@@ -54,7 +54,9 @@ class Fabric:
     """
 
     def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
-                 queue_packets=32, fair_queues=16, controller=True, log=None,
+                 queue_packets=qos.QUEUE_PACKETS, fair_queues=16,
+                 controller=True,
+                 log=None,
                  run_id=None, ready_timeout_s=60.0, policy=None,
                  policy_params=None, decision_log=None):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
