@@ -1,4 +1,5 @@
 """JPAS (JNCA 2020): job-progress-aware flow scheduling."""
+import functools
 import math
 
 import numpy as np
@@ -11,6 +12,14 @@ KEYS = ('maif', 'progress')
 
 
 def fit_loss(points):
+    """:func:`fit_curve` of a job's (k, loss) points, memoised: between
+    two period boundaries a job's known points do not change, so every
+    decision in between reuses the fit (a pure function's cache)."""
+    return fit_curve(tuple((float(k), float(v)) for k, v in points))
+
+
+@functools.lru_cache(maxsize=8192)
+def fit_curve(points):
     """Fit l(k) = 1 / (b0 k + b1) + b2 to (k, loss) points: for b2 on a
     grid below the smallest loss, 1 / (l - b2) is linear in k (least
     squares gives b0, b1); keep the b2 with the least squared error in
