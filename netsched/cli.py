@@ -221,6 +221,12 @@ def cmd_check(a):
     if exp.backend == 'emu':
         _resolution(exp, plan)
     if plan is not None:
+        from . import policies
+        pol = policies.make(exp.policy, exp.policy_params)
+        for w in pol.warnings([{'id': j, 'pattern': jp.pattern,
+                                'group': jp.group}
+                               for j, jp in plan.jobs.items()]):
+            print('  warning: %s' % w)
         for jid, jp in plan.jobs.items():
             m = models.get(jp.model, exp.base_dir)
             print('  job %-12s %-9s %-4s %d workers%s, %d iterations, '

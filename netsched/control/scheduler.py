@@ -365,9 +365,14 @@ class Scheduler:
             if c.coflow is None:
                 continue
             live = [t for t in flying if t.conn == key]
+            ks = self.conn_classes.get(key, ())
             conns.append({'host': key[0], 'id': key[1],
                           'match': dict(c.match), 'coflow': c.coflow,
-                          'class': self.classes.get(c.coflow),
+                          'class': next(iter(ks)) if len(ks) == 1
+                          else self.classes.get(c.coflow),
+                          'send_classes': {str(t.id): self.send_classes[t.id]
+                                           for t in live
+                                           if t.id in self.send_classes},
                           'rates_Bps': {str(t.id): self.rates[t.id]
                                         for t in live if t.id in self.rates}})
         return {'policy': getattr(self.policy, 'name', None),

@@ -349,6 +349,13 @@ class Policy:
         front layers first (host-side ordering). Default: nothing."""
         return {}
 
+    def warnings(self, jobs):
+        """What `netsched check` should say about running this policy on
+        these jobs (a list of {'id', 'pattern', 'group'}), as sentences;
+        nothing is wrong with the experiment, but the policy will not do
+        what its name promises."""
+        return []
+
     def __init__(self, **params):
         for k, v in params.items():
             setattr(self, k, v)

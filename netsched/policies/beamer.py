@@ -36,6 +36,13 @@ class Beamer(Policy):
     clairvoyant = True
     decides_on = 'coflows'
 
+    def warnings(self, jobs):
+        if not any(j['group'] for j in jobs):
+            return ['beamer orders tuning stages: no job here is in a tuning '
+                    'group, so every job is a stage of its own (a BSSI order '
+                    'of whole jobs)']
+        return []
+
     def stages(self, snap, load):
         """Per coflow, the index of its stage in ``keys`` (None: no job),
         the stage keys, and the (S, L) stage-load matrix."""

@@ -45,6 +45,13 @@ class Geryon(Policy):
     def workload(self):
         return {'ps_lanes': int(self.classes), 'slice_mb': self.slice_mb}
 
+    def warnings(self, jobs):
+        if not any(j['pattern'] == 'ps' for j in jobs):
+            return ['geryon schedules parameter-server traffic: no job here '
+                    'is ps, so there is no connection per class; ring '
+                    'buckets are classed per send on their one connection']
+        return []
+
     def decide(self, snap):
         k = int(self.classes)
         return Decision(flow_class=_classes(snap, k),

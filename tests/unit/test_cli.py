@@ -56,3 +56,20 @@ def test_check_warns_where_the_emulator_cannot_resolve_the_policy():
     assert 'warning: policy aalo decides on 10 MB' in r.stdout
     r = run('check', exp, '--policy', 'sebf')
     assert r.returncode == 0 and 'warning' not in r.stdout
+
+
+def test_check_says_when_a_seed_policy_has_nothing_to_work_on():
+    # crosscheck.yaml: two ring jobs, no tuning group
+    r = run('check', CROSSCHECK, '--policy', 'geryon')
+    assert r.returncode == 0, r.stderr
+    assert 'warning: geryon schedules parameter-server traffic: no job ' \
+        'here is ps' in r.stdout
+    r = run('check', CROSSCHECK, '--policy', 'beamer')
+    assert 'warning: beamer orders tuning stages: no job here is in a ' \
+        'tuning group' in r.stdout
+    r = run('check', CROSSCHECK, '--policy', 'jpas:key=progress')
+    assert r.returncode == 0 and 'warning' not in r.stdout
+    r = run('check', CROSSCHECK, '--policy', 'jpas:key=fastest')
+    assert r.returncode == 2
+    assert "key must be one of maif, progress, got 'fastest'" in r.stderr
+    assert 'Traceback' not in r.stderr
