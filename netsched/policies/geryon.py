@@ -1,8 +1,22 @@
 """Geryon (INFOCOM 2020): urgency classes for parameter-server traffic."""
 import numpy as np
 
+from ..errors import ConfigError
 from .base import Decision, Policy, urgency_class
 from .registry import register
+
+
+def whole_classes(policy):
+    """``policy.classes`` as an int, refused (ConfigError) unless a whole
+    number of at least 1: make() checks only that it is positive, and
+    int(0.5) = 0 classes would put every send in class -1 (the coflow's
+    class, i.e. the top one) without a word."""
+    k = policy.classes
+    if isinstance(k, bool) or not isinstance(k, (int, float)) \
+            or k != int(k) or k < 1:
+        raise ConfigError('%s: classes must be a whole number of at least '
+                          '1, got %r' % (policy.name, k))
+    return int(k)
 
 
 def _classes(snap, k, pending=False):
@@ -34,16 +48,24 @@ class Geryon(Policy):
     first: several PS shards and jobs are coordinated simply by sharing
     the classes. With more classes than switch queues (Q), classes are
     merged in order (class c in queue c Q / classes). Data of no model
-    (a trace's flows) goes in the lowest class. Static: decided per send,
-    once; no coflow order. ``classes: 1`` is the single-class PS with the
-    same partition and slicing (the paper's baseline)."""
+    (a trace's flows, urgency NaN) goes in the lowest class, Q - 1,
+    behind all model data: not -1 (the coflow's class), since Geryon
+    ranks no coflow and that would be class 0, the top, letting bulk
+    traffic overtake the front layers. Static: decided per send, once
+    (no recheck_at); no coflow order (Geryon orders data, not coflows).
+    ``classes: 1`` is the single-class PS with the same partition and
+    slicing (the paper's baseline)."""
     name = 'geryon'
     params = {'classes': 4, 'slice_mb': 4.0}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
 
+    def __init__(self, **params):
+        super().__init__(**{**self.params, **params})
+        self.classes = whole_classes(self)
+
     def workload(self):
-        return {'ps_lanes': int(self.classes), 'slice_mb': self.slice_mb}
+        return {'ps_lanes': self.classes, 'slice_mb': self.slice_mb}
 
     def warnings(self, jobs):
         if not any(j['pattern'] == 'ps' for j in jobs):
@@ -53,6 +75,6 @@ class Geryon(Policy):
         return []
 
     def decide(self, snap):
-        k = int(self.classes)
+        k = self.classes
         return Decision(flow_class=_classes(snap, k),
                         pending_class=_classes(snap, k, pending=True))

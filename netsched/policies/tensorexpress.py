@@ -2,6 +2,7 @@
 import numpy as np
 
 from .base import Decision, Policy, urgency_class
+from .geryon import whole_classes
 from .registry import register
 
 
@@ -24,29 +25,37 @@ class TensorExpress(Policy):
     tensor's consumption order in the next forward pass (its position:
     tensor index over the model's tensors; a large tensor consumed late,
     like VGG's fc6, is late whatever its bytes), quantised onto
-    ``classes`` queues (at most Q) in equal steps, cluster-wide: the front of every job's model is
-    class 0, whichever job it belongs to, so urgent tensors of any job
-    overtake bulk ones at every hop. The host tags every packet of the
-    send with its class's DSCP (per send, on the job's own connections);
-    every switch queues by the tag in strict priority. It extends the
-    hosts' own ordering, which it says is not enough on its own: the
-    hosts send tensors in slices of at most ``slice_mb`` and each
-    connection its waiting slices in the same priority order (as the
-    ``p3`` baseline does with fair links), so the comparison with ``p3``
-    is the in-network part alone. Differences from Geryon: per tensor on
-    the job's existing connections instead of a connection per urgency
-    class, by consumption order rather than bytes, finer (8 classes by
-    default). Data of no model goes in the lowest class."""
+    ``classes`` queues (at most Q) in equal steps, cluster-wide: the
+    front of every job's model is class 0, whichever job it belongs to,
+    so urgent tensors of any job overtake bulk ones at every hop. The
+    host tags every packet of the send with its class's DSCP (per send,
+    on the job's own connections); every switch queues by the tag in
+    strict priority. It extends the hosts' own ordering, which it says
+    is not enough on its own: the hosts send tensors in slices of at
+    most ``slice_mb`` and each connection its waiting slices in the same
+    priority order (as the ``p3`` baseline does with fair links), so the
+    comparison with ``p3`` is the in-network part alone. Differences
+    from Geryon: per tensor on the job's existing connections instead of
+    a connection per urgency class, by consumption order rather than
+    bytes, finer (8 classes by default). Data of no model (position
+    NaN) goes in the lowest class, Q - 1, behind every tensor, even when
+    ``classes`` < Q (as in Geryon: -1 would be the coflow's class, the
+    top one, as no coflow is ranked). Static per send (no recheck_at),
+    no coflow order."""
     name = 'tensorexpress'
     params = {'classes': 8, 'slice_mb': 4.0}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
+
+    def __init__(self, **params):
+        super().__init__(**{**self.params, **params})
+        self.classes = whole_classes(self)
 
     def workload(self):
         return {'send_order': 'priority', 'slice_mb': self.slice_mb}
 
     def decide(self, snap):
         q = 8 if snap.queues is None else snap.queues
-        k = min(int(self.classes), q)
+        k = min(self.classes, q)
         return Decision(flow_class=_tags(snap, k),
                         pending_class=_tags(snap, k, pending=True))
