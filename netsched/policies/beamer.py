@@ -27,7 +27,12 @@ class Beamer(Policy):
     pending sends counted) goes first. Coflows of no job come after
     every stage, by Gamma. A coflow's rank is (stage rank, Gamma order)
     made dense: coflows of one stage ranked apart get classes apart, as
-    the order inside a stage asks. Re-ordering on stage start and end,
+    the order inside a stage asks (the backends class on the dense
+    (rank, order) pair, so stage rank with a Gamma ``coflow_order``
+    would give the same classes; the combined rank says it in the rank
+    itself). Two coflows of one job are ordered by Gamma too; the
+    backends' stable_classes lets a job's next coflow share its running
+    one's class rather than push other jobs down. Re-ordering on stage start and end,
     job arrival and early stop needs no trigger of its own: the backends
     ask again whenever coflows arrive or end, and the snapshot's jobs
     (their stage, iterations left, the stopped ones gone) are what the

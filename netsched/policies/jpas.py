@@ -84,10 +84,16 @@ class Jpas(Policy):
     the expected loss reduction per byte of its next ``lookahead``
     iterations, (l(k) - l(k + lookahead)) / bytes per iteration, highest
     first; a job with fewer than ``min_points`` usable reports (new,
-    early-stage) goes ahead of every fitted job, by arrival. The
+    early-stage) goes ahead of every fitted job, by arrival; one whose
+    reports no falling curve fits (a plateaued or rising loss) expects no
+    gain and goes after every fitted job, by arrival (ranking it first
+    would promote converged jobs, the opposite of preferring early-stage
+    ones). The
     ``progress`` key ranks least progress first (iterations done over
     planned, then arrival). A job's rank is the rank of all its coflows
-    (so of all its connections); flows of no job rank after every job.
+    (so of all its connections); flows of no job rank after every job,
+    by arrival (``coflow_order``); ranks are dense over the coflows
+    present.
     Ranking only on reports at or before the period's start keeps the
     policy a pure function of the snapshot that changes ranks once per
     period. Strict priority between ranks is work-conserving: lower
@@ -118,10 +124,12 @@ class Jpas(Policy):
             if self.key == 'progress':
                 keys[j] = (0, done / max(v.iterations, 1), v.arrival, j)
                 continue
-            beta = fit_loss(known) if len(known) >= self.min_points \
-                else None
-            if beta is None:                     # early stage: first
+            if len(known) < self.min_points:     # early stage: first
                 keys[j] = (0, v.arrival, 0.0, j)
+                continue
+            beta = fit_loss(known)
+            if beta is None:                     # flat or rising: no gain
+                keys[j] = (2, 0.0, v.arrival, j)
             else:
                 gain = (loss_at(beta, done)
                         - loss_at(beta, done + self.lookahead)) \
@@ -137,5 +145,9 @@ class Jpas(Policy):
         cj = snap.coflow_job if len(snap.coflow_job) == len(snap.coflow_id) \
             else (None,) * len(snap.coflow_id)
         rank = np.array([job_rank.get(j, last) for j in cj], np.int64)
+        # dense over the coflows present (a job computing has none now);
+        # a monotone relabelling, so the classes are the same
+        rank = np.unique(rank, return_inverse=True)[1].reshape(-1) \
+            .astype(np.int64)
         return Decision(coflow_rank=rank, coflow_order=arrival_order(snap),
                         recheck_at=b + self.period_s)
