@@ -357,7 +357,7 @@ class Policy:
         return []
 
     def __init__(self, **params):
-        for k, v in params.items():
+        for k, v in dict(self.params, **params).items():
             setattr(self, k, v)
 
     def decide(self, snap):

@@ -1,22 +1,8 @@
 """Geryon (INFOCOM 2020): urgency classes for parameter-server traffic."""
 import numpy as np
 
-from ..errors import ConfigError
 from .base import Decision, Policy, urgency_class
 from .registry import register
-
-
-def whole_classes(policy):
-    """``policy.classes`` as an int, refused (ConfigError) unless a whole
-    number of at least 1: make() checks only that it is positive, and
-    int(0.5) = 0 classes would put every send in class -1 (the coflow's
-    class, i.e. the top one) without a word."""
-    k = policy.classes
-    if isinstance(k, bool) or not isinstance(k, (int, float)) \
-            or k != int(k) or k < 1:
-        raise ConfigError('%s: classes must be a whole number of at least '
-                          '1, got %r' % (policy.name, k))
-    return int(k)
 
 
 def _classes(snap, k, pending=False):
@@ -59,10 +45,6 @@ class Geryon(Policy):
     params = {'classes': 4, 'slice_mb': 4.0}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
-
-    def __init__(self, **params):
-        super().__init__(**{**self.params, **params})
-        self.classes = whole_classes(self)
 
     def workload(self):
         return {'ps_lanes': self.classes, 'slice_mb': self.slice_mb}

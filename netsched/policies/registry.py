@@ -27,6 +27,11 @@ def make(name, params=None, where='policy'):
                     or v <= 0):
                 raise ConfigError('%s: %s: must be a positive number, got %r'
                                   % (where, k, v))
+            if isinstance(default, int):     # a count: 2.0 is 2, 0.5 is not
+                if v != int(v):
+                    raise ConfigError('%s: %s: must be a whole number, got '
+                                      '%r' % (where, k, v))
+                v = int(v)
         out[k] = v
     if params:
         raise ConfigError('%s: policy %s has no parameter %r (it has: %s)'

@@ -2,7 +2,6 @@
 import numpy as np
 
 from .base import Decision, Policy, urgency_class
-from .geryon import whole_classes
 from .registry import register
 
 
@@ -46,10 +45,6 @@ class TensorExpress(Policy):
     params = {'classes': 8, 'slice_mb': 4.0}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
-
-    def __init__(self, **params):
-        super().__init__(**{**self.params, **params})
-        self.classes = whole_classes(self)
 
     def workload(self):
         return {'send_order': 'priority', 'slice_mb': self.slice_mb}
