@@ -12,6 +12,7 @@ from netsched.policies.base import full_rank
 from netsched.policies.beamer import Beamer
 from netsched.policies.jpas import Jpas, fit_loss, loss_at
 from netsched.policies.sincronia import bssi_order
+from tests.unit.decisions import assert_same
 
 BYTE_S = 8.0                  # a link of 8 bit/s carries 1 byte per second
 MB = 1e6
@@ -47,16 +48,6 @@ def snap(flows, jobs=(), links=2, t=0.0, arrival=None, pending=(),
 def reports(beta, ks, at=0.0):
     """A job's log: (iterations done, loss on the curve beta, time)."""
     return tuple((k, loss_at(beta, k), at) for k in ks)
-
-
-def assert_same(d1, d2):
-    for f in ('coflow_rank', 'coflow_order', 'flow_rate', 'recheck_at',
-              'flow_class', 'pending_class'):
-        a, b = getattr(d1, f), getattr(d2, f)
-        if a is None or b is None:
-            assert a is None and b is None, f
-        else:
-            assert np.array_equal(np.asarray(a), np.asarray(b)), f
 
 
 # --- JPAS: the loss fit ---------------------------------------------------

@@ -14,6 +14,7 @@ from netsched.control.core import ControllerCore
 from netsched.errors import ConfigError
 from netsched.policies import JobView, Snapshot, flow_priority
 from netsched.policies.jpas import fit_loss, loss_at
+from tests.unit.decisions import assert_same
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), 'golden')
@@ -57,16 +58,6 @@ def snap(flows, jobs=(), cap=(8.0,), t=0.0, queues=8, urgency=None,
 
 def losses(beta, ks, t=0.0):
     return tuple((k, loss_at(beta, k), t) for k in ks)
-
-
-def same(d1, d2):
-    for f in ('coflow_rank', 'coflow_order', 'flow_rate', 'flow_class',
-              'pending_class', 'recheck_at'):
-        a, b = getattr(d1, f), getattr(d2, f)
-        if a is None or b is None:
-            assert a is None and b is None, f
-        else:
-            assert np.array_equal(np.asarray(a), np.asarray(b)), f
 
 
 # --- JPAS ---------------------------------------------------------------
@@ -246,7 +237,7 @@ def test_the_same_snapshot_gives_the_same_decision(name, kw):
              urgency=[0.1, 0.3, 0.5, 0.7, 0.9],
              position=[0.1, 0.3, 0.5, 0.7, 0.9], pending=PEND)
     p = policies.make(name, kw)
-    same(p.decide(s), p.decide(s))
+    assert_same(p.decide(s), p.decide(s))
 
 
 # --- what the controller compiles: golden files --------------------------
