@@ -11,7 +11,12 @@ setup:
 demo: setup
 	$(VENV)/bin/netsched demo
 
+# A run killed outright (SIGKILL, a session stopped mid-run) cannot tear
+# down; its record names what it left. Clear those first (only runs whose
+# owner process is gone, by recorded name and pid), so the fabric tests
+# do not fail on another run's bridges.
 test: setup
+	$(VENV)/bin/netsched clean
 	$(PY) -m pytest -q -rs tests
 
 unit: setup
