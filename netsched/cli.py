@@ -200,7 +200,7 @@ def _experiment(a):
 
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from .workload import models, taskgraph
+    from .workload import taskgraph
     exp = _experiment(a)
     g = exp.graph()
     # everything that can fail, before a word is printed
@@ -224,16 +224,16 @@ def cmd_check(a):
         from . import policies
         pol = policies.make(exp.policy, exp.policy_params)
         for w in pol.warnings([{'id': j, 'pattern': jp.pattern,
-                                'group': jp.group}
+                                'group': jp.group,
+                                'iterations': jp.iterations}
                                for j, jp in plan.jobs.items()]):
             print('  warning: %s' % w)
         for jid, jp in plan.jobs.items():
-            m = models.get(jp.model, exp.base_dir)
             print('  job %-12s %-9s %-4s %d workers%s, %d iterations, '
                   'arrives %.2f s, %.1f MB gradients, %.1f MB per iteration'
                   % (jid, jp.model, jp.pattern, len(jp.workers),
                      ' + %d PS' % len(jp.servers) if jp.servers else '',
-                     jp.iterations, jp.arrival_s, m.bytes / 2 ** 20,
+                     jp.iterations, jp.arrival_s, jp.gradient_bytes / 2 ** 20,
                      jp.bytes_per_iteration / 2 ** 20))
         for st in plan.stages:
             print('  stage %s: %d configurations, %d go on'

@@ -17,7 +17,8 @@ Requests (a reply each):
                                       coflow and connection its class
                                       and rate, the rules per switch
   {"op": "register", "host": h, "run": r, "conns": [...], "sends": [...],
-   "jobs": {job: {iterations, bytes_per_iteration, group, stage_ends}}}
+   "jobs": {job: {iterations, bytes_per_iteration, group, stage_ends,
+           compute_s, first_send_s}}}
                                       an agent; its channel then carries
                                       the scheduler's messages to it; the
                                       reply says which events to report

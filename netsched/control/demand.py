@@ -43,6 +43,10 @@ class Conn:
     coflow: str = None        # whose data it carries now
 
 
+def _optional(x):
+    return None if x is None else float(x)
+
+
 class Demand:
     def __init__(self, g, net):
         self.g, self.net = g, net
@@ -66,6 +70,7 @@ class Demand:
         self.carrying = {}            # coflow -> connections carrying it
         self.on_conn = {}             # (conn, coflow) -> sends not received
         self.idle = set()             # connections done with their coflow
+        self.job_hosts = {}           # job -> hosts that run its tasks
 
     def check_host(self, host):
         if host not in self.ingress:
@@ -82,6 +87,8 @@ class Demand:
         meta = {str(j): self._job_meta(host, j, m)
                 for j, m in (jobs or {}).items()}
         self.job_meta.update(meta)
+        for j in list(meta) + [t.job for t in plan]:
+            self.job_hosts.setdefault(j, set()).add(host)
         for c in new:
             self.conns[c.key] = c
         for t in plan:
@@ -103,7 +110,9 @@ class Demand:
                     'bytes_per_iteration': float(m['bytes_per_iteration']),
                     'group': m.get('group'),
                     'stage_ends': tuple(int(x)
-                                        for x in m.get('stage_ends', ()))}
+                                        for x in m.get('stage_ends', ())),
+                    'compute_s': _optional(m.get('compute_s')),
+                    'first_send_s': _optional(m.get('first_send_s'))}
         except (KeyError, TypeError, ValueError) as e:
             raise NetschedError('register %s: job %r: bad description '
                                 '(%s: %s)' % (host, job, type(e).__name__,
@@ -226,7 +235,8 @@ class Demand:
             job, t, m['iterations'],
             bytes_per_iteration=m['bytes_per_iteration'],
             iteration_load=load, group=m['group'],
-            stage_ends=m['stage_ends'])
+            stage_ends=m['stage_ends'], compute_s=m['compute_s'],
+            first_send_s=m['first_send_s'])
 
     def end_coflow(self, coflow):
         """The connections that carried it carry nothing now; the last

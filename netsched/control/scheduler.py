@@ -88,6 +88,7 @@ class Scheduler:
         self.send_classes = {}        # send -> class (per-send policies)
         self.conn_classes = {}        # connection -> its sends' classes
         self.rates = {}               # send -> emulated bytes/s
+        self.shifts = {}              # job -> (shift, period, tolerance)
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
         self.dirty = False
@@ -130,7 +131,9 @@ class Scheduler:
 
     def waits_for_class(self):
         """Whether a sender holds the first transfer of a coflow until the
-        controller has classified it (policies that decide): started in
+        controller has classified it (policies that decide classes, not
+        CASSINI's time shifts: with no class ever coming, every coflow
+        waited the whole 100 ms): started in
         the top class and demoted a few milliseconds later, it would
         leave packets stranded in a starved queue for as long as the
         coflow waits, and their delay inflates the connection's
@@ -140,7 +143,7 @@ class Scheduler:
         waiting took the emulator's per-coflow error against the
         simulator from 40% to 17-20% and TCP retransmissions per run
         from ~50 to 6-9 under SEBF, Varys and Sincronia."""
-        return not getattr(self.policy, 'static', False)
+        return not self.policy.static and self.policy.classes
 
     def report(self, host, events, now=None):
         """Agent reports (start / recv / mark); what they change is
@@ -237,6 +240,31 @@ class Scheduler:
                                    d.pending_class, out)
         if d.flow_rate is not None:
             self._pace(snap, tasks, cls, d.flow_rate, out)
+        if d.job_shift is not None:
+            self._set_shifts(now, d.job_shift, out)
+
+    def _set_shifts(self, now, shifts, out):
+        """Changed time shifts (CASSINI): to the agents of the jobs'
+        hosts, which start those jobs' iterations on the shifted grid
+        (workload.shifts.gate); a job no longer shifted is released
+        (None)."""
+        want = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
+        changed = {j: v for j, v in want.items() if self.shifts.get(j) != v}
+        changed.update({j: None for j in self.shifts if j not in want})
+        if not changed:
+            return
+        self.shifts = want
+        out.log.append({'kind': 'shifts', 't': now, 'shifts': {
+            j: None if v is None else list(v)
+            for j, v in sorted(changed.items())}})
+        per_host = {}
+        for j, v in changed.items():
+            for h in self.demand.job_hosts.get(j, ()):
+                per_host.setdefault(h, {})[j] = None if v is None \
+                    else list(v)
+        for h, m in sorted(per_host.items()):
+            out.pushes.setdefault(h, []).append({'op': 'shifts',
+                                                 'shifts': m})
 
     def _set_classes(self, now, names, cls, out):
         """Changed classes: to the agents that send in those coflows."""

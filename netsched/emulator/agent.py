@@ -47,6 +47,7 @@ import threading
 import time
 
 from .transport import Transport, tcp_timeouts
+from ..workload.shifts import gate
 
 REPORT_BATCH_S = 0.001
 PROGRESS_S = 0.01         # progress reports, where the controller asks
@@ -122,7 +123,7 @@ class ControllerLink:
     def _read(self):
         for line in self.rfile:
             m = json.loads(line)
-            if m.get('op') in ('classes', 'rates'):
+            if m.get('op') in ('classes', 'rates', 'shifts'):
                 self.inbox.put(('ctl', m))
 
 
@@ -180,6 +181,7 @@ class Agent:
         self.incoming = {t['id'] for t in plan['incoming']}
         self.cls = dict(plan.get('classes', {}))
         self.rate = {}                 # task id -> emulated bytes/s
+        self.shifts = {}               # job -> (shift, period, tolerance)
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
@@ -230,7 +232,8 @@ class Agent:
         if kind == 'compute':
             if task['label'] == 'F0' and task['iter'] == 0:
                 self.tell(op='job_start', job=task['job'], t=ready)
-            heapq.heappush(self.timers, (ready + task['dur'], task['id']))
+            start = self._iteration_start(task, ready)
+            heapq.heappush(self.timers, (start + task['dur'], task['id']))
         elif kind == 'send':
             self.net.send(task, ready)
         elif kind == 'mark':
@@ -239,6 +242,22 @@ class Agent:
                                    iter=task['iter'], t=ready,
                                    loss=task['loss'])
             self._done(task['id'], ready)
+
+    def _iteration_start(self, task, ready):
+        """When a compute task starts: when it is ready, unless it begins
+        an iteration (the first forward layer) of a job the controller
+        shifts in time (CASSINI); then on the job's grid, counted from
+        the run's common start as the simulator counts it
+        (workload.shifts.gate, the simulator's driver calls the same),
+        reported with the wait and the drift."""
+        shift = self.shifts.get(task['job'])
+        if task['label'] != 'F0' or shift is None:
+            return ready
+        start, drift = gate(ready - self.t0, *shift)
+        self.tell(op='gate', job=task['job'], worker=task['worker'],
+                  iter=task['iter'], t=ready, start=start + self.t0,
+                  drift=drift)
+        return start + self.t0
 
     def _report_progress(self, now):
         """Bytes acknowledged so far of each transfer in flight, in
@@ -328,6 +347,12 @@ class Agent:
                 elif m['op'] == 'classes':
                     self.net.set_classes(m['classes'], {
                         int(k): v for k, v in m.get('sends', {}).items()})
+                elif m['op'] == 'shifts':
+                    for j, v in m['shifts'].items():
+                        if v is None:
+                            self.shifts.pop(j, None)
+                        else:
+                            self.shifts[j] = tuple(v)
                 elif m['op'] == 'rates':
                     self.net.set_rates({int(k): v
                                         for k, v in m['rates'].items()})

@@ -83,7 +83,9 @@ class Coordinator:
         mine_jobs = {t['job'] for t in mine if t['job'] is not None}
         jobs = {j: {'iterations': jp.iterations,
                     'bytes_per_iteration': jp.bytes_per_iteration,
-                    'group': jp.group, 'stage_ends': list(jp.stage_ends)}
+                    'group': jp.group, 'stage_ends': list(jp.stage_ends),
+                    'compute_s': jp.compute_s,
+                    'first_send_s': jp.first_send_s}
                 for j, jp in self.plan.jobs.items() if j in mine_jobs}
         return {'op': 'plan', 'host': h, 'ip': g.nodes[h]['ip'],
                 'scale': self.exp.scale, 'queues': self.fab.queues,
@@ -219,6 +221,14 @@ class Coordinator:
         if m['job'] not in self.jobs_started:
             self.jobs_started.add(m['job'])
             self.log.write(m['t'] - self.t0, 'job_start', job=m['job'])
+
+    def _on_gate(self, h, m):
+        """A worker started an iteration on its job's shifted grid
+        (CASSINI): when it was ready, when it started, its drift."""
+        self.log.write(m['t'] - self.t0, 'gate', job=m['job'],
+                       worker=m['worker'], iter=m['iter'],
+                       start=round(m['start'] - self.t0, 9),
+                       drift=round(m['drift'], 9))
 
     def _on_start(self, h, m):
         t = self.sends[m['task']]

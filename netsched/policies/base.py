@@ -23,7 +23,12 @@ class JobView:
     coflow's sends on their paths), or None if not known.
     ``stage_ends``: for a hyper-parameter-tuning configuration, the
     iteration counts at which its stages end (cumulative, ascending);
-    empty for a plain job. ``group`` names its tuning group."""
+    empty for a plain job. ``group`` names its tuning group.
+    ``compute_s``: one iteration's compute (forward and backward passes)
+    and ``first_send_s``: when, after an iteration starts, its first
+    gradient is ready to go (the job's profile, from its model; None
+    where not known): with ``iteration_load`` they give the job's
+    communication pattern over an iteration (CASSINI's circle)."""
     id: str
     arrival: float
     iterations: int
@@ -33,6 +38,8 @@ class JobView:
     iteration_load: np.ndarray = None
     group: str = None
     stage_ends: tuple = ()
+    compute_s: float = None
+    first_send_s: float = None
 
     @property
     def stage(self):
@@ -166,6 +173,12 @@ class Decision:
     # override the coflow's class for those flows; -1 = the coflow's
     flow_class: np.ndarray = None      # (F,)
     pending_class: np.ndarray = None   # (P,)
+    # per job, when its iterations may start (CASSINI's time shifts):
+    # {job: (shift_s, period_s, tolerance_s)}: an iteration starts on the
+    # grid shift_s + n period_s (times since the backends' common clock
+    # origin), or up to tolerance_s after a grid point
+    # (workload.shifts.gate); a job absent is not held
+    job_shift: dict = None
 
 
 def flow_priority(snap, decision):
@@ -320,6 +333,9 @@ class Policy:
     (``Decision.flow_class``) and wants hosts to tag sends before they
     start is ``clairvoyant`` (it sees the pending sends to class them).
 
+    ``classes`` is False for a policy whose decisions class no traffic
+    (CASSINI: time shifts only): senders then need not wait for a class.
+
     ``progress`` policies read the bytes flows have sent so far
     (``flow_sent``, ``coflow_sent`` and ``flow_rate`` while flows run):
     on the emulator the agents then report each transfer's acknowledged
@@ -330,6 +346,7 @@ class Policy:
     decides_on = 'flows'
     clairvoyant = False
     static = False
+    classes = True
     progress = False
 
     def finest_bytes(self):

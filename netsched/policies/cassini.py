@@ -1,17 +1,36 @@
-"""CASSINI (NSDI 2024): the geometric abstraction and its solver.
+"""CASSINI (NSDI 2024): time shifts that make jobs sharing a link take
+turns communicating.
 
-Pure functions (issue 12's first part): a job's circle, a link's unified
-circle and compatibility score, the best shifts per link, the affinity
-graph's shifts by BFS, and the choice among candidate placements. The
-policy that hands the shifts to the agents builds on these.
+The geometric abstraction and its solver (pure functions: a job's circle,
+a link's unified circle and compatibility score, the best shifts per
+link, the affinity graph's shifts by BFS, the choice among candidate
+placements), and the policy ``cassini`` that decides the shifts from
+the jobs' profiles.
 
 Times are in seconds on a grid of ``resolution`` seconds; a circle is an
 array of bandwidth demand (bit/s) per grid step over one iteration.
+
+From the paper (as POLICIES.md reads it, consistent across two
+re-implementations): circles, the unified circle of LCM perimeter, the
+score, exhaustive shifts for two jobs and coordinate search beyond, the
+affinity graph with BFS from a reference job, loop-free placements,
+agents that delay iteration starts and re-align on drift.
+Reconstructed here: the circle is the job's profile (compute, then its
+iteration's bytes at the bottleneck rate, starting when its first
+gradient is ready), links whose jobs cannot exceed them are left out,
+links carrying the same jobs count once (the most contended), a cycle
+among the rest is broken by dropping the least contended links, and the
+gate's tolerance and slack (below).
 """
 import math
+import zlib
 from collections import deque
 
 import numpy as np
+
+from .base import Decision, Policy
+from .registry import register
+from ..errors import ConfigError
 
 RESOLUTION_S = 0.001          # 1 ms grid
 PERIMETER_CAP_S = 10.0        # a unified circle is at most this long
@@ -79,17 +98,35 @@ def best_shifts(circles, capacity_bps, perimeter=None, rounds=4):
     best = score(circles, shifts, capacity_bps, p)
     if len(circles) < 2:
         return shifts, best
+    each = unify(circles, shifts, p)
     for _ in range(rounds if len(circles) > 2 else 1):
         changed = False
         for j in range(1, len(circles)):
-            for s in range(len(circles[j])):
-                trial = shifts[:j] + [s] + shifts[j + 1:]
-                v = score(circles, trial, capacity_bps, p)
-                if v > best + 1e-12:
-                    best, shifts, changed = v, trial, True
+            others = each.sum(axis=0) - each[j]
+            v = _scores_over_shifts(others, circles[j], capacity_bps, p)
+            s = int(np.flatnonzero(v >= v.max() - 1e-12)[0])
+            if v[s] > best + 1e-12:
+                best, changed = float(v[s]), True
+                shifts[j] = s
+                each[j] = unify([circles[j]], [s], p)[0]
         if not changed:
             break
     return shifts, best
+
+
+def _scores_over_shifts(others, circle, capacity_bps, perimeter,
+                        chunk=256):
+    """The link's score for every shift of one job (its circle) against
+    the others' summed demand on the unified circle."""
+    a = np.arange(perimeter)
+    n = len(circle)
+    out = np.empty(n)
+    for lo in range(0, n, chunk):
+        s = np.arange(lo, min(lo + chunk, n))
+        demand = others[None, :] + circle[(a[None, :] - s[:, None]) % n]
+        over = np.maximum(demand - capacity_bps, 0.0).mean(axis=1)
+        out[lo:lo + len(s)] = 1.0 - over / capacity_bps
+    return out
 
 
 def affinity_shifts(link_shifts, periods, reference=None):
@@ -171,3 +208,173 @@ def choose_placement(candidates):
         if avg > best_avg + 1e-12:
             best, best_avg = i, avg
     return best
+
+
+# --- the policy -------------------------------------------------------------
+def profile(view, capacity_bps):
+    """A job's communication pattern alone on the fabric, from its
+    profile (``JobView``): (iteration_s, comm_start_s, comm_s, demand
+    (L,) bit/s while it communicates), or None (no profile, or no bytes
+    on the network). Its iteration's bytes cross each link at the rate
+    that lets the bottleneck link carry its share in the shortest time:
+    the communication lasts comm_s = max over links of bytes x 8 / C and
+    starts when its first gradient is ready; the iteration lasts its
+    compute or until the communication ends, whichever is later."""
+    load = view.iteration_load
+    if load is None or view.compute_s is None or view.first_send_s is None:
+        return None
+    bits = np.asarray(load, float) * 8.0
+    comm_s = float((bits / capacity_bps).max()) if len(bits) else 0.0
+    if comm_s <= 0:
+        return None
+    iteration_s = max(float(view.compute_s), view.first_send_s + comm_s)
+    return iteration_s, float(view.first_send_s), comm_s, bits / comm_s
+
+
+def _link_groups(prof, capacity_bps):
+    """Links on which the profiled jobs together can exceed the capacity,
+    grouped by the set of jobs on them: {jobs: [links]}."""
+    ids = sorted(prof)
+    if not ids:
+        return {}
+    demand = np.array([prof[j][3] for j in ids])          # (J, L)
+    on = demand > 0
+    contended = (on.sum(axis=0) >= 2) & \
+        (demand.sum(axis=0) > capacity_bps * (1 + 1e-9))
+    groups = {}
+    for link in np.flatnonzero(contended).tolist():
+        key = tuple(ids[i] for i in np.flatnonzero(on[:, link]))
+        groups.setdefault(key, []).append(link)
+    return groups
+
+
+def _forest(scored):
+    """Of the link groups ((score, jobs, link), most contended first),
+    those that keep the affinity graph free of cycles: a link joins the
+    graph only if its jobs are not yet connected (Kruskal)."""
+    parent = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    kept = []
+    for sc, jobs, link in scored:
+        roots = {root(j) for j in jobs}
+        if len(roots) < len(jobs):
+            continue                       # two of its jobs already linked
+        for r in roots:
+            parent[r] = link
+        parent[link] = link
+        kept.append((sc, jobs, link))
+    return kept
+
+
+SHIFT_MODES = ('solve', 'random')
+
+
+@register
+class Cassini(Policy):
+    """CASSINI: per job a time shift, so that jobs sharing a link take
+    turns communicating (no priorities: the network shares fairly).
+
+    Every job whose profile is known (its compute, when its first
+    gradient is ready, its iteration's bytes per link) is rolled onto a
+    circle of its iteration time (:func:`profile`, :func:`job_circle`).
+    On each link the profiled jobs can overload, the shifts that
+    maximise the link's score on the unified circle are found
+    (:func:`best_shifts`); links carrying the same jobs count once (the
+    most contended one); links are added to the affinity graph most
+    contended first and one that would close a cycle is left out; BFS
+    over the graph from a reference job gives each job its shift
+    (:func:`affinity_shifts`). Jobs on no contended link are not held.
+
+    The decision is ``job_shift``: per job (shift, period, tolerance) for
+    the executors' gate (workload.shifts.gate). Both are stretched by
+    ``slack`` (every job
+    alike, so the interleaving is unchanged): a job whose iterations run
+    a little longer than its profile (TCP on the emulator moves a ring's
+    bytes in ~1.04-1.06x the fluid time) would otherwise drift late every
+    iteration and re-align, waiting most of a period, every few
+    iterations. ``tolerance`` (of the period) is the lateness an
+    iteration may start with before it re-aligns.
+
+    ``shifts: random`` (the paper's baseline) gives every job a
+    pseudo-random shift in its period instead (``seed``; the same for
+    the same job on every decision and backend).
+
+    Knobs: ``resolution_ms`` (grid), ``cap_s`` (longest unified circle),
+    ``slack``, ``tolerance``, ``shifts`` (solve/random), ``seed``."""
+    name = 'cassini'
+    params = {'resolution_ms': 1.0, 'cap_s': 10.0, 'slack': 0.02,
+              'tolerance': 0.05, 'shifts': 'solve', 'seed': 1}
+    decides_on = 'coflows'
+    classes = False                    # the network shares fairly
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        if self.shifts not in SHIFT_MODES:
+            raise ConfigError('cassini: shifts must be one of %s, got %r'
+                              % (', '.join(SHIFT_MODES), self.shifts))
+        if not 0 < self.tolerance < 0.5:
+            raise ConfigError('cassini: tolerance is a share of the period '
+                              'below 0.5, got %r' % self.tolerance)
+
+    def solve(self, snap):
+        """Per profiled job on a contended link: (shift steps, period
+        steps); per kept link group (jobs, its best score); the grid."""
+        res = self.resolution_ms / 1e3
+        cap = np.asarray(snap.link_capacity, float)
+        prof = {j: p for j, p in ((j, profile(v, cap))
+                                  for j, v in sorted(snap.jobs.items()))
+                if p is not None}
+        groups = _link_groups(prof, cap)
+        circles = {}
+
+        def circle(j, link):
+            it, start, comm, demand = prof[j]
+            return job_circle(it, comm, demand[link], start, res)
+        scored = []                 # (score, -peak, jobs, link, shifts)
+        for jobs, links in groups.items():
+            best = None
+            for link in links:
+                cs = [circle(j, link) for j in jobs]
+                p = unified_perimeter(cs, res, self.cap_s)
+                sh, sc = best_shifts(cs, cap[link], p)
+                peak = sum(prof[j][3][link] for j in jobs) / cap[link]
+                cand = (sc, -peak, jobs, link, dict(zip(jobs, sh)))
+                if best is None or cand[:2] < best[:2]:
+                    best = cand
+            scored.append(best)
+        # most contended first: the lowest best score, then the highest
+        # peak demand over capacity
+        scored.sort(key=lambda x: x[:3])
+        kept = _forest([(sc, jobs, link) for sc, _, jobs, link, _ in scored])
+        kept_links = {link for _, _, link in kept}
+        link_shifts = {link: sh for _, _, _, link, sh in scored
+                       if link in kept_links}
+        periods = {j: steps(prof[j][0], res) for j in prof}
+        on_links = {j for _, jobs, _ in kept for j in jobs}
+        by_bfs = affinity_shifts(link_shifts, periods)
+        shifts = {j: (by_bfs[j], periods[j]) for j in sorted(on_links)}
+        for sc, _, jobs, link, _ in scored:
+            circles[link] = (jobs, sc, link in kept_links)
+        return shifts, circles, res
+
+    def decide(self, snap):
+        shifts, _, res = self.solve(snap)
+        if self.shifts == 'random':
+            shifts = {j: (_random_step(self.seed, j, per), per)
+                      for j, (_, per) in shifts.items()}
+        k = 1.0 + self.slack
+        return Decision(job_shift={
+            j: (s * res * k, per * res * k, self.tolerance * per * res * k)
+            for j, (s, per) in shifts.items()})
+
+
+def _random_step(seed, job, period):
+    """A pseudo-random grid step in [0, period), the same for a job and
+    seed wherever it is drawn (a local generator: no global state)."""
+    rng = np.random.default_rng([int(seed), zlib.crc32(str(job).encode())])
+    return int(rng.integers(period))

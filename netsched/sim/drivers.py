@@ -6,6 +6,7 @@ import dataclasses
 import numpy as np
 
 from ..policies import JobView
+from ..workload.shifts import gate
 
 
 class TraceDriver:
@@ -119,6 +120,7 @@ class PlanDriver:
         self.open_coflows = set()
         self.ready_at = {}              # send -> when it became ready
         self.done = 0
+        self.shifts = {}                # job -> (shift, period, tolerance)
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
 
@@ -157,10 +159,39 @@ class PlanDriver:
             self.conn_queue[t.conn].append(t)
             if not self.conn_busy[t.conn]:
                 self._send_next(t.conn)
-        elif t.kind == 'compute' and t.dur > 0:
-            eng.at(eng.now + t.dur, self._done, t)
+        elif t.kind == 'compute':
+            start = self._iteration_start(t)
+            if t.dur > 0 or start > eng.now:
+                eng.at(start + t.dur, self._done, t)
+            else:
+                self._done(t)
         else:
             self._done(t)
+
+    def set_shifts(self, shifts):
+        """The policy's time shifts ({job: (shift, period, tolerance)},
+        Decision.job_shift): iterations of those jobs start on their grid
+        (workload.shifts.gate), as the emulator's agents start them."""
+        shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
+        if shifts != self.shifts:
+            self.shifts = shifts
+            self.eng.log.write(self.eng.now, 'shifts', shifts={
+                j: list(v) for j, v in sorted(shifts.items())})
+
+    def _iteration_start(self, t):
+        """When a compute task starts: now, unless it begins an
+        iteration (a worker's first forward layer) of a job the policy
+        shifts in time; then on the job's grid (logged: a 'gate' event
+        with the wait and the drift)."""
+        eng = self.eng
+        if t.label != 'F0' or t.job not in self.shifts:
+            return eng.now
+        start, drift = gate(eng.now, *self.shifts[t.job])
+        eng.log.write(eng.now, 'gate', job=t.job, worker=t.worker,
+                      iter=t.iter, start=round(start, 9),
+                      drift=round(drift, 9))
+        return start
+
 
     def _send_next(self, conn):
         q = self.conn_queue[conn]
@@ -194,7 +225,8 @@ class PlanDriver:
             job, float(self.eng.now), jp.iterations,
             bytes_per_iteration=float(jp.bytes_per_iteration),
             iteration_load=load, group=jp.group,
-            stage_ends=tuple(jp.stage_ends))
+            stage_ends=tuple(jp.stage_ends), compute_s=jp.compute_s,
+            first_send_s=jp.first_send_s)
 
     def _job_marked(self, t):
         """An iteration mark (any worker's): the job's progress and its
@@ -301,6 +333,9 @@ class Together:
 
     def view(self, coflows, active, clairvoyant):
         return self.plan.view(coflows, active, clairvoyant)
+
+    def set_shifts(self, shifts):
+        self.plan.set_shifts(shifts)
 
     def flow_fields(self, ids):
         return self.plan.flow_fields(ids)

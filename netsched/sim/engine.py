@@ -80,6 +80,7 @@ class Engine:
         self.driver = driver
         driver.start(self)
         view = getattr(driver, 'view', None)
+        self.rates.on_shifts = getattr(driver, 'set_shifts', None)
         while True:
             self._fire_timers()
             self.rates.update(self.now, view)

@@ -56,6 +56,7 @@ class RateSetter:
         self.decisions = 0
         self.allocations = 0
         self.load_bps = np.zeros(len(net.capacity))   # per link, now
+        self.on_shifts = None            # the driver's, for time shifts
 
     def flows_started(self):
         self.must_decide = True
@@ -86,6 +87,8 @@ class RateSetter:
                         getattr(self.policy, 'clairvoyant', False))
         d = self.policy.decide(snap)
         self.decisions += 1
+        if d.job_shift is not None and self.on_shifts is not None:
+            self.on_shifts(d.job_shift)
         fl.a_key = self._keys(snap, d)
         fl.a_explicit = (np.full(len(fl.a_id), np.nan)
                          if d.flow_rate is None

@@ -99,6 +99,11 @@ class JobPlan:
     buckets: tuple = ()
     stage_ends: tuple = ()            # tuning: cumulative stage ends
     lanes: int = 1                    # ps: connections per pair each way
+    # the job's profile: one iteration's compute (forward and backward
+    # passes), and when after an iteration's start its first gradient is
+    # ready to go (CASSINI's circle reads them)
+    compute_s: float = 0.0
+    first_send_s: float = 0.0
 
     def loss_at(self, k):
         b0, b1, b2 = self.loss
@@ -377,6 +382,10 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                      for b in jp.buckets)
     fwd_ms = [layer.forward_ms / 1e3 for layer in layers]
     bwd_ms = [layer.backward_ms / 1e3 for layer in layers]
+    first_layer = pieces[0][1] if spec.pattern == 'ps' else buckets[0][0]
+    jp.compute_s = (sum(fwd_ms) + sum(bwd_ms)) * spec.compute_scale
+    jp.first_send_s = (sum(fwd_ms) + sum(bwd_ms[first_layer:])) \
+        * spec.compute_scale
     params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
     prev_last = [None] * N
     prio_order = spec.send_order == 'priority'
