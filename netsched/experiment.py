@@ -25,8 +25,12 @@ BACKENDS = ('emu', 'sim')
 PATTERNS = ('ring', 'ps')
 PLACEMENTS = ('random', 'packed')
 # the order in which a connection's ready sends go: as they became ready
-# (back-propagation order), or front layers first (P3 / ByteScheduler)
-SEND_ORDERS = ('ready', 'priority')
+# (back-propagation order), front layers first (P3 / ByteScheduler), or
+# in Prophet's gradient blocks (workload.prophet)
+SEND_ORDERS = ('ready', 'priority', 'prophet')
+# a job's Prophet knobs (``prophet: {...}``) and their defaults
+# (workload.prophet; the policy prophet has the same)
+PROPHET_KNOBS = {'profile_iterations': 2, 'credit_mb': 4.0}
 EMU_MAX_QUEUES = 8
 
 
@@ -47,6 +51,9 @@ class JobSpec:
     stages: tuple = ()                # ((iterations, keep), ...) for tuning
     slice_mb: float = None            # ps: tensors sent in slices of this
     send_order: str = 'ready'         # or 'priority': front layers first
+    # send_order prophet: {'profile_iterations', 'credit_mb'} as a
+    # tuple of (key, value) pairs; None: the policy's, else the defaults
+    prophet: tuple = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,7 @@ def _job(where, d, hosts, models_dir, index, group=None):
     if pattern != 'ps' and slice_mb is not None:
         c.fail('slice_mb', 'only a ps job sends its tensors in slices')
     order = c.choice('send_order', SEND_ORDERS, 'ready')
+    prophet = _prophet(c, order)
     loss = _loss(c)
     cscale = c.num('compute_scale', 1.0, minimum=0)
     return c, JobSpec(jid, model, pattern, workers, iterations or 0,
@@ -233,7 +241,26 @@ def _job(where, d, hosts, models_dir, index, group=None):
                       None if arrival is None else float(arrival), placement,
                       float(bucket), loss, float(cscale),
                       slice_mb=None if slice_mb is None else float(slice_mb),
-                      send_order=order)
+                      send_order=order, prophet=prophet)
+
+
+def _prophet(c, order):
+    """A job's Prophet knobs (``prophet: {profile_iterations: N,
+    credit_mb: X}``), checked; only with ``send_order: prophet`` (under
+    the policy prophet they go in ``policy_params: prophet``)."""
+    v = c.get('prophet')
+    if v is None:
+        return None
+    if order != 'prophet':
+        c.fail('prophet', 'Prophet\'s knobs are for a job with send_order: '
+               'prophet (this one has %s); under the policy prophet give '
+               'them in policy_params: prophet' % order)
+    pc = _Checker('%s: prophet' % c.where, v)
+    n = pc.num('profile_iterations', PROPHET_KNOBS['profile_iterations'],
+               integer=True, minimum=1)
+    credit = pc.num('credit_mb', PROPHET_KNOBS['credit_mb'], positive=True)
+    pc.done()
+    return (('profile_iterations', int(n)), ('credit_mb', float(credit)))
 
 
 def _tuning(where, d, hosts, models_dir, index):

@@ -190,9 +190,13 @@ class Agent:
                 self.dependents.setdefault(d, []).append(t['id'])
             self.pending[t['id']] = len(t['deps'])
         self.finish = {}
+        # Prophet (send_order: prophet): a sender per job (one worker per
+        # host), its wake-ups (time, job) and those asked for
+        self.senders, self.wakes, self.woken = {}, [], set()
         # listen, then connect out (the coordinator orders the phases)
         self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
                              self._started)
+        self.net.report_sent = any(t.get('prophet') for t in plan['tasks'])
         self.net.listen(plan['listen_port'], plan['n_in'])
         self.tell(op='listening')
         msg = json.loads(self.rfile.readline())
@@ -235,7 +239,10 @@ class Agent:
             start = self._iteration_start(task, ready)
             heapq.heappush(self.timers, (start + task['dur'], task['id']))
         elif kind == 'send':
-            self.net.send(task, ready)
+            if task.get('prophet'):
+                self._prophet(task['job'], 'ready', task, ready)
+            else:
+                self.net.send(task, ready)
         elif kind == 'mark':
             self.tell(op='mark', task=task['id'], t=ready)
             self.controller.report(ev='mark', job=task['job'],
@@ -258,6 +265,33 @@ class Agent:
                   iter=task['iter'], t=ready, start=start + self.t0,
                   drift=drift)
         return start + self.t0
+
+    def _prophet(self, job, what, task=None, ready=None, start=None,
+                 end=None):
+        """An event for this host's Prophet sender of ``job``
+        (workload.prophet.Sender, which the simulator's driver runs too):
+        a gradient send ready (at ``ready``), one written whole (from
+        ``start`` to ``end``), or a wake-up it asked for; what it releases
+        goes to its connection's queue."""
+        from ..workload import prophet
+        s = self.senders.get(job)
+        if s is None:
+            s = self.senders[job] = prophet.Sender(
+                *prophet.knobs(task['prophet']))
+        if what == 'ready':
+            out = s.ready(prophet.Send.of(
+                task.get, ready, self.finish[task['prophet']['anchor']],
+                task), time.monotonic())
+        elif what == 'done':
+            out = s.done(task['id'], start, end)
+        else:
+            out = s.wake(time.monotonic())
+        for x in out:
+            self.net.send(x.task, x.ready)
+        w = s.next_wake()
+        if w is not None and (w, job) not in self.woken:
+            self.woken.add((w, job))
+            heapq.heappush(self.wakes, (w, job))
 
     def _report_progress(self, now):
         """Bytes acknowledged so far of each transfer in flight, in
@@ -313,8 +347,14 @@ class Agent:
                     self._ready(self.tasks[-1 - tid])
                 else:
                     self._done(tid, at)
+            while self.wakes and self.wakes[0][0] <= now:
+                w = heapq.heappop(self.wakes)
+                self.woken.discard(w)
+                self._prophet(w[1], 'wake')
             timeout = (self.timers[0][0] - time.monotonic()
                        if self.timers else 0.5)
+            if self.wakes:
+                timeout = min(timeout, self.wakes[0][0] - time.monotonic())
             if progress:
                 if now >= next_progress:
                     self._report_progress(now)
@@ -340,6 +380,10 @@ class Agent:
                 return 1
             elif kind == 'flush':
                 pass                    # reports go out below, when idle
+            elif kind == 'sent':        # a Prophet send written whole
+                _, tid, start, end = msg
+                self._prophet(self.tasks[tid]['job'], 'done',
+                              self.tasks[tid], start=start, end=end)
             else:
                 m = msg[1]
                 if m['op'] == 'release':

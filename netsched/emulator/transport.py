@@ -103,6 +103,10 @@ class Transport:
         # hold a coflow's first transfer until the controller classified
         # it (for at most CLASS_WAIT_S; then it goes in class 0)
         self.wait_class = False
+        # tell the agent ('sent', task id, start, end) when a Prophet
+        # gradient send's last byte is written (its sender's credit and
+        # bandwidth profile, workload.prophet)
+        self.report_sent = False
         # guards ``rate``: the agent updates it under this lock and
         # wakes the senders it holds
         self.pace = threading.Condition()
@@ -256,6 +260,7 @@ class Transport:
                         and t['id'] not in self.send_cls:
                     self._classified(cid, t)
                 mark(t)
+                began = time.monotonic()
                 s.sendall(HEADER.pack(t['id'], n))
                 offset += HEADER.size
                 # tcpi_bytes_acked counts the SYN: stream byte k is k + 1
@@ -264,6 +269,9 @@ class Transport:
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
                           lambda: mark(t),
                           lambda: self._hold(cid, t['id']))
+                if self.report_sent and t.get('prophet'):
+                    self.inbox.put(('sent', t['id'], began,
+                                    time.monotonic()))
         except OSError as e:
             self.inbox.put(('error', 'send failed: %s' % e))
 

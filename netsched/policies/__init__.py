@@ -24,7 +24,7 @@ from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3', 'geryon',
-           'tensorexpress', 'jpas', 'beamer', 'cassini')
+           'tensorexpress', 'jpas', 'beamer', 'cassini', 'prophet')
 
 
 def load_all():

@@ -1,92 +1,58 @@
-"""Prophet (ICPP 2021): gradient blocks from a profiled iteration.
-
-The planning half of issue 12's Prophet, pure: from one iteration's
-profile (when each gradient partition became ready during the backward
-pass, its bytes, its priority) and the measured bandwidth, the blocks a
-host sends and when. The agents and the simulator's driver are to carry
-the plan out (not yet wired).
-
-From the public code (a BytePS fork), as POLICIES.md reads it:
-  - a gap between two ready times larger than twice the average gap ends
-    a group of gradients;
-  - in the gap after a group, the budget is gap x bandwidth bytes: the
-    ready partitions, highest priority (front layers) first, go out back
-    to back while they fit in it; that is one block;
-  - once layer 0's gradient is ready, the rest go in strict priority
-    order, at most ``credit`` bytes outstanding at a time.
-"""
-from dataclasses import dataclass, field
-
-import numpy as np
+"""Prophet: host-side gradient blocks, the network shared per flow."""
+from .base import Decision, Policy
+from .registry import register
 
 
-@dataclass(frozen=True)
-class Block:
-    start: float                  # s after the backward pass began
-    parts: tuple                  # partition indices, in sending order
-    budget: float                 # bytes the gap allows (inf: the tail)
+@register
+class Prophet(Policy):
+    """Prophet (ICPP 2021): each worker profiles when its gradients become
+    ready during back-propagation and the bandwidth its sends get, groups
+    the gradients at the large gaps between ready times, sends in each gap
+    a block of gap x bandwidth bytes of the ready gradients, front layers
+    first, and once layer 0's gradient is ready the rest in strict
+    priority order under a byte credit. Nothing in the network: every
+    switch shares links per flow as under fair sharing (``static``).
 
+    The plan and the sender are in ``workload/prophet.py`` (no numpy:
+    the emulator's agents run it too, on the system Python); both
+    backends' executors call that code. This class only asks the
+    workload for it: every job's gradient sends go through a Prophet
+    sender (``send_order: prophet``, which a job can also ask for itself
+    under any network policy), its ps tensors in partitions of
+    ``slice_mb`` (BytePS partitions tensors; 4 MB is its default).
 
-@dataclass(frozen=True)
-class Plan:
-    blocks: tuple = ()            # in the gaps, in time order
-    tail: tuple = ()              # after layer 0: strict priority order
-    credit: float = 0.0           # bytes outstanding at most in the tail
-    groups: tuple = field(default=())   # partition indices per group
+    From the public code (a BytePS fork, as ../shared/POLICIES.md reads
+    it): the grouping (a gap over twice the mean gap ends a group), the
+    block budget gap x bandwidth filled highest priority first, the tail
+    in strict priority under a credit once layer 0 is ready.
+    Reconstructed: profiling over ``profile_iterations`` iterations in
+    ready order (the mean ready offset per gradient from its iteration's
+    backward start; the bandwidth as bytes over the time the sends were
+    busy), a block opening at its group's profiled end and its parts
+    going as they are ready, the credit counting every released byte not
+    yet done, ``credit_mb`` 4 (the paper tunes it), the partition size.
+    Knobs: ``profile_iterations`` 2, ``credit_mb`` 4, ``slice_mb`` 4."""
+    name = 'prophet'
+    params = {'profile_iterations': 2, 'credit_mb': 4.0, 'slice_mb': 4.0}
+    static = True                      # the network shares fairly
 
+    def workload(self):
+        return {'send_order': 'prophet', 'slice_mb': self.slice_mb,
+                'prophet': {'profile_iterations': self.profile_iterations,
+                            'credit_mb': float(self.credit_mb)}}
 
-def groups(ready):
-    """Partition indices grouped by ready time: a gap larger than twice
-    the mean gap between consecutive ready times ends a group."""
-    order = np.argsort(np.asarray(ready, float), kind='stable')
-    r = np.asarray(ready, float)[order]
-    if len(r) < 2:
-        return (tuple(order.tolist()),) if len(r) else ()
-    gaps = np.diff(r)
-    cut = gaps > 2.0 * gaps.mean()
-    out, cur = [], [int(order[0])]
-    for i in range(1, len(r)):
-        if cut[i - 1]:
-            out.append(tuple(cur))
-            cur = []
-        cur.append(int(order[i]))
-    out.append(tuple(cur))
-    return tuple(out)
+    def warnings(self, jobs):
+        if not jobs:
+            return ['prophet orders DL jobs\' gradient sends: the '
+                    'experiment has none, so it is fair sharing']
+        short = [j['id'] for j in jobs
+                 if j.get('iterations') is not None
+                 and j['iterations'] <= self.profile_iterations]
+        if short:
+            return ['job %s: %s iterations or fewer, all profiled (sent in '
+                    'ready order): Prophet never plans its sends'
+                    % (', '.join(short), self.profile_iterations)]
+        return []
 
-
-def plan(ready, size, priority, bandwidth_Bps, credit_bytes):
-    """Prophet's plan for one iteration: ``ready`` (s after the backward
-    pass began), ``size`` (bytes) and ``priority`` (lower first: front
-    layers) per gradient partition; the bandwidth measured (bytes/s);
-    the tail's credit (bytes). Layer 0's partitions are those of the
-    lowest priority value: the tail starts when the last of them is
-    ready (the end of back-propagation)."""
-    ready = np.asarray(ready, float)
-    size = np.asarray(size, float)
-    prio = np.asarray(priority, float)
-    gs = groups(ready)
-    front = prio.min() if len(prio) else 0.0
-    tail_at = ready[prio == front].max() if len(prio) else 0.0
-    sent = np.zeros(len(ready), bool)
-    blocks = []
-    for k, g in enumerate(gs[:-1]):
-        t = ready[list(g)].max()                 # the group is ready
-        if t >= tail_at:
-            break
-        gap = ready[list(gs[k + 1])].min() - t
-        budget = gap * bandwidth_Bps
-        pool = [i for i in range(len(ready))
-                if not sent[i] and ready[i] <= t]
-        pool.sort(key=lambda i: (prio[i], ready[i], i))
-        used, parts = 0.0, []
-        for i in pool:
-            if used + size[i] > budget:
-                break
-            used += size[i]
-            parts.append(i)
-            sent[i] = True
-        if parts:
-            blocks.append(Block(float(t), tuple(parts), float(budget)))
-    rest = sorted((i for i in range(len(ready)) if not sent[i]),
-                  key=lambda i: (prio[i], ready[i], i))
-    return Plan(tuple(blocks), tuple(rest), float(credit_bytes), gs)
+    def decide(self, snap):
+        return Decision()

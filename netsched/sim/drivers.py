@@ -119,6 +119,15 @@ class PlanDriver:
                 self.first_sends.setdefault(t.job, []).append(t)
         self.open_coflows = set()
         self.ready_at = {}              # send -> when it became ready
+        # Prophet (send_order: prophet): a sender per (job, host), the
+        # tasks whose end begins a backward pass, when they ended, when
+        # a gradient send started, the wake-ups asked for
+        self.senders = {}
+        self.anchors = {t.prophet['anchor'] for t in tasks
+                        if t.kind == 'send' and t.prophet}
+        self.anchor_at = {}
+        self.sent_at = {}
+        self.wakes = set()
         self.done = 0
         self.shifts = {}                # job -> (shift, period, tolerance)
         self.stage_of = {st.barrier: st for st in plan.stages}
@@ -156,9 +165,10 @@ class PlanDriver:
                               bytes=self.plan.coflow_bytes[t.coflow])
                 if t.job is not None and t.iter == 0:
                     self._job_arrives(t.job)
-            self.conn_queue[t.conn].append(t)
-            if not self.conn_busy[t.conn]:
-                self._send_next(t.conn)
+            if t.prophet is not None:
+                self._prophet(t.job, t.host, 'ready', t)
+            else:
+                self._enqueue(t)
         elif t.kind == 'compute':
             start = self._iteration_start(t)
             if t.dur > 0 or start > eng.now:
@@ -193,12 +203,46 @@ class PlanDriver:
         return start
 
 
+    def _enqueue(self, t):
+        self.conn_queue[t.conn].append(t)
+        if not self.conn_busy[t.conn]:
+            self._send_next(t.conn)
+
+    def _prophet(self, job, host, what, t=None, wake_at=None):
+        """An event for the Prophet sender of ``job`` on ``host``
+        (workload.prophet.Sender, which the emulator's agents run too):
+        a gradient send ready (``t``), one done (``t``), or a wake-up it
+        asked for; what it releases joins its connection's queue."""
+        from ..workload import prophet
+        eng = self.eng
+        key = (job, host)
+        s = self.senders.get(key)
+        if s is None:
+            s = self.senders[key] = prophet.Sender(*prophet.knobs(t.prophet))
+        if what == 'ready':
+            out = s.ready(prophet.Send.of(
+                lambda k: getattr(t, k), eng.now,
+                self.anchor_at[t.prophet['anchor']], t), eng.now)
+        elif what == 'done':
+            out = s.done(t.id, self.sent_at.pop(t.id), eng.now)
+        else:
+            self.wakes.discard((key, wake_at))
+            out = s.wake(eng.now)
+        for x in out:
+            self._enqueue(x.task)
+        w = s.next_wake()
+        if w is not None and (key, w) not in self.wakes:
+            self.wakes.add((key, w))
+            eng.at(w, self._prophet, job, host, 'wake', None, w)
+
     def _send_next(self, conn):
         q = self.conn_queue[conn]
         if not q:
             self.conn_busy[conn] = False
             return
         t = q.pop(_next_send(q))
+        if t.prophet is not None:
+            self.sent_at[t.id] = self.eng.now
         self.conn_busy[conn] = True
         del self.unstarted[t.coflow][t.id]
         c = self.plan.conns[conn]
@@ -283,12 +327,16 @@ class PlanDriver:
     def on_flows_done(self, ids):
         for i in ids.tolist():
             t = self.eng.flow_tag[i]
+            if t.prophet is not None:
+                self._prophet(t.job, t.host, 'done', t)
             self._send_next(t.conn)
             self._done(t)
 
     def _done(self, t):
         eng = self.eng
         self.done += 1
+        if t.id in self.anchors:
+            self.anchor_at[t.id] = eng.now
         if t.kind == 'send':
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:

@@ -46,12 +46,13 @@ FIRST_SPORT = 20000
 class Task:
     __slots__ = ('id', 'kind', 'host', 'dst', 'bytes', 'dur', 'deps', 'job',
                  'iter', 'coflow', 'conn', 'label', 'prio', 'not_before',
-                 'worker', 'urgency', 'position', 'loss', 'order')
+                 'worker', 'urgency', 'position', 'loss', 'order',
+                 'prophet')
 
     def __init__(self, id, kind, host, job, iter, deps=(), dur=0.0,
                  dst=None, bytes=0, coflow=None, conn=None, label='',
                  prio=0, not_before=0.0, worker=None, urgency=None,
-                 position=None, loss=None, order=None):
+                 position=None, loss=None, order=None, prophet=None):
         self.id, self.kind, self.host, self.job, self.iter = (
             id, kind, host, job, iter)
         self.deps = list(deps)
@@ -68,6 +69,10 @@ class Task:
         # send: its key among the sends waiting on its connection (lower
         # first), None = in the order they became ready
         self.order = order
+        # send: a gradient send that goes through its worker's Prophet
+        # sender (workload.prophet): {'profile_iterations', 'credit_mb',
+        # 'anchor': the task whose end begins its backward pass}
+        self.prophet = prophet
 
     def to_dict(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -290,6 +295,8 @@ def _shaped(spec, shape):
     kw = {}
     if shape.get('send_order'):
         kw['send_order'] = shape['send_order']
+    if shape.get('prophet') and spec.prophet is None:
+        kw['prophet'] = tuple(shape['prophet'].items())
     if shape.get('slice_mb') and spec.pattern == 'ps' and not spec.slice_mb:
         kw['slice_mb'] = float(shape['slice_mb'])
     return dataclasses.replace(spec, **kw) if kw else spec
@@ -389,6 +396,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
     prev_last = [None] * N
     prio_order = spec.send_order == 'priority'
+    prophet = _prophet_knobs(spec)
     for k in range(iterations):
         cf = '%s/%d' % (jid, k)
         plan.coflow_bytes[cf] = jp.bytes_per_iteration
@@ -425,7 +433,8 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                    label='push ' + name, prio=li,
                                    worker=w, urgency=u,
                                    position=ti / len(tensors),
-                                   order=u if prio_order else None)
+                                   order=u if prio_order else None,
+                                   prophet=_gradient(plan, bwd[w], prophet))
                           for w in range(N)]
                 for w in range(N):
                     pull = plan.add('send', servers[s], jid, k, deps=pushes,
@@ -454,7 +463,9 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                             urgency=layer_start[first],
                             position=layer_pos[first],
                             order=layer_start[first] if prio_order
-                            else None))
+                            else None,
+                            prophet=_gradient(plan, bwd[w], prophet)
+                            if st == 0 else None))
                     prev = cur
                 for w in range(N):
                     got = prev[(w - 1) % N]     # last all-gather step at w
@@ -467,6 +478,28 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                      worker=w, loss=round(jp.loss_at(k + 1), 6))
         params_ready = ready
     return jp
+
+
+def _prophet_knobs(spec):
+    """A job's Prophet knobs ({'profile_iterations', 'credit_mb'}) if
+    its gradient sends go through Prophet senders, else None."""
+    if spec.send_order != 'prophet':
+        return None
+    from .prophet import CREDIT_MB, PROFILE_ITERATIONS
+    knobs = {'profile_iterations': PROFILE_ITERATIONS,
+             'credit_mb': CREDIT_MB}
+    knobs.update(dict(spec.prophet or ()))
+    return knobs
+
+
+def _gradient(plan, bwd, knobs):
+    """A gradient send's ``prophet`` field: the knobs and its anchor,
+    the last forward layer of its worker's iteration (its end is the
+    start of the backward pass; ``bwd``: the worker's backward tasks by
+    layer, the last layer's first)."""
+    if knobs is None:
+        return None
+    return dict(knobs, anchor=plan.tasks[bwd[-1]].deps[0])
 
 
 def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1):
