@@ -164,3 +164,206 @@ def test_the_credit_bounds_every_released_byte_in_the_tail():
 def test_the_busy_time_is_the_union_of_the_intervals():
     assert prophet.busy_time([(0, 1), (0.5, 2), (3, 4)]) == 3.0
     assert prophet.busy_time([]) == 0.0
+
+
+# --- both backends, the plan, the knobs -----------------------------------
+
+def _exp(policy='prophet', **job):
+    from netsched import experiment
+    j = dict(id='p', model='resnet50', pattern='ps', workers=2,
+             iterations=4, slice_mb=4.0, placement=['hl0', 'hl1', 'hr0'])
+    j.update(job)
+    return experiment.from_dict({'topology': 'dumbbell,2', 'policy': policy,
+                                 'policy_params': {'prophet': {
+                                     'profile_iterations': 1}},
+                                 'jobs': [j]}, 'e.yaml', backend='sim')
+
+
+def test_gradient_sends_carry_the_knobs_and_their_backward_start():
+    from netsched.workload import taskgraph
+    plan = taskgraph.build(_exp())
+    sends = [t for t in plan.tasks if t.kind == 'send']
+    grads = [t for t in sends if t.prophet]
+    # every push, no pull
+    assert {t.label.split()[0] for t in grads} == {'push'}
+    assert len(grads) == sum(t.label.startswith('push') for t in sends)
+    for t in grads:
+        a = plan.tasks[t.prophet['anchor']]
+        # the last forward layer of the same worker and iteration
+        assert (a.kind, a.host, a.iter) == ('compute', t.host, t.iter)
+        assert a.label == 'F%d' % (len([x for x in plan.tasks
+                                        if x.kind == 'compute'
+                                        and x.host == t.host and x.iter == 0
+                                        and x.label.startswith('F')]) - 1)
+        assert t.order is None
+        assert prophet.knobs(t.prophet) == (1, 4.0 * 2 ** 20)
+    # ring: only each bucket's first step is a worker's own gradient
+    ring = taskgraph.build(_exp('fair', pattern='ring', slice_mb=None,
+                                send_order='prophet',
+                                placement=['hl0', 'hr0']))
+    g = [t for t in ring.tasks if t.kind == 'send' and t.prophet]
+    assert g and all(t.label.endswith(' step0') for t in g)
+    assert prophet.knobs(g[0].prophet) == (2, 4.0 * 2 ** 20)   # defaults
+
+
+def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch):
+    """The simulator's driver and the emulator's agent feed the same
+    events to the same sender: replaying what the simulator's senders
+    saw through the agent's glue (task dicts, its finish times, its
+    clock) releases the same sends at the same moments."""
+    from netsched import run as nrun
+    from netsched.emulator import agent as agent_mod
+    calls = []                                  # (sender, what, args, out)
+    real = {k: getattr(prophet.Sender, k) for k in ('ready', 'done', 'wake')}
+
+    def spy(name):
+        def f(self, *a):
+            out = real[name](self, *a)
+            calls.append((id(self), name, a, [x.id for x in out]))
+            return out
+        return f
+    for k in real:
+        monkeypatch.setattr(prophet.Sender, k, spy(k))
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        nrun.execute(_exp(), d + '/out', say=lambda m: None, plots=False)
+    for k, f in real.items():
+        monkeypatch.setattr(prophet.Sender, k, f)
+    assert any(name == 'wake' for _, name, _, _ in calls)
+    assert any(len(out) > 1 for _, _, _, out in calls)      # a tail burst
+    from netsched.workload import taskgraph
+    tasks = {t.id: t.to_dict() for t in taskgraph.build(_exp()).tasks}
+    for sender in {c[0] for c in calls}:
+        mine = [c for c in calls if c[0] == sender]
+        a = object.__new__(agent_mod.Agent)
+        a.senders, a.wakes, a.woken, a.finish = {}, [], set(), {}
+        a.tasks = tasks
+        sent = []
+        a.net = type('Net', (), {'send': lambda self, t, r: sent.append(
+            t['id'])})()
+        for _, name, args, out in mine:
+            del sent[:]
+            if name == 'ready':
+                s, now = args
+                a.finish[tasks[s.id]['prophet']['anchor']] = s.backward
+                monkeypatch.setattr(agent_mod.time, 'monotonic',
+                                    lambda: now)
+                a._prophet(tasks[s.id]['job'], 'ready', tasks[s.id], s.ready)
+            elif name == 'done':
+                tid, start, end = args
+                a._prophet(tasks[tid]['job'], 'done', tasks[tid],
+                           start=start, end=end)
+            else:
+                monkeypatch.setattr(agent_mod.time, 'monotonic',
+                                    lambda: args[0])
+                a._prophet(next(iter(a.senders)), 'wake')
+            assert sent == out
+        # the agent asked to be woken whenever the simulator woke it
+        assert {c[2][0] for c in mine if c[1] == 'wake'} <= \
+            {w for w, _ in a.woken}
+
+
+def test_a_transport_reports_a_prophet_send_written_whole():
+    import queue
+    import socket
+    import time
+    from netsched.emulator import transport
+
+    def free():
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        p = s.getsockname()[1]
+        s.close()
+        return p
+    inbox = queue.Queue()
+    net = transport.Transport(1.0, {}, {}, inbox, lambda *a: None)
+    net.report_sent = True
+    port = free()
+    net.listen(port, 1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': free(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    net.send({'id': 1, 'coflow': 'c', 'bytes': 1000, 'conn': 0}, 0.0)
+    net.send({'id': 2, 'coflow': 'c', 'bytes': 50_000, 'conn': 0,
+              'prophet': {'anchor': 0}}, 0.0)
+    got = [inbox.get(timeout=5) for _ in range(3)]
+    sent = [m for m in got if m[0] == 'sent']
+    assert [m[1] for m in sent] == [2]          # only the Prophet send
+    _, _, start, end = sent[0]
+    assert start <= end <= time.monotonic()
+    assert sorted(m[1] for m in got if m[0] == 'recv') == [1, 2]
+
+
+def test_the_policy_and_the_knobs_are_checked():
+    from netsched import experiment, policies
+    from netsched.errors import ConfigError
+    p = policies.make('prophet')
+    assert p.static and p.workload() == {
+        'send_order': 'prophet', 'slice_mb': 4.0,
+        'prophet': {'profile_iterations': prophet.PROFILE_ITERATIONS,
+                    'credit_mb': prophet.CREDIT_MB}}
+    assert experiment.PROPHET_KNOBS == {
+        'profile_iterations': prophet.PROFILE_ITERATIONS,
+        'credit_mb': prophet.CREDIT_MB}
+
+    def bad(match, policy='fair', params=None, **job):
+        j = dict(id='p', model='resnet50', pattern='ps', workers=2,
+                 iterations=4)
+        j.update(job)
+        d = {'topology': 'dumbbell,2', 'policy': policy, 'jobs': [j]}
+        if params is not None:
+            d['policy_params'] = {'prophet': params}
+        with pytest.raises(ConfigError, match=match):
+            experiment.from_dict(d, 'e.yaml')
+    bad(r"e.yaml: jobs\[0\]: send_order: must be one of ready, priority, "
+        r"prophet, got 'blocks'", send_order='blocks')
+    bad(r"e.yaml: jobs\[0\]: prophet: credit_mb: must be > 0, got -1",
+        send_order='prophet', prophet={'credit_mb': -1})
+    bad(r"e.yaml: jobs\[0\]: prophet: profile_iterations: must be an "
+        r"integer, got 1.5", send_order='prophet',
+        prophet={'profile_iterations': 1.5})
+    bad(r"e.yaml: jobs\[0\]: prophet: unknown key 'credit'",
+        send_order='prophet', prophet={'credit': 4})
+    bad(r"e.yaml: jobs\[0\]: prophet: Prophet's knobs are for a job with "
+        r"send_order: prophet \(this one has ready\)", prophet={})
+    bad(r"e.yaml: policy_params: prophet: credit_mb: must be a positive "
+        r"number, got 0", params={'credit_mb': 0})
+    bad(r"e.yaml: policy_params: prophet: profile_iterations: must be a "
+        r"whole number, got 0.5", params={'profile_iterations': 0.5})
+    bad(r"e.yaml: policy_params: prophet: policy prophet has no parameter "
+        r"'gap'", params={'gap': 1})
+    # a job's own knobs win over the policy's
+    from netsched.workload import taskgraph
+    e = experiment.from_dict({
+        'topology': 'dumbbell,2', 'policy': 'prophet',
+        'policy_params': {'prophet': {'credit_mb': 8}},
+        'jobs': [dict(id='p', model='resnet50', pattern='ps', workers=2,
+                      iterations=4, send_order='prophet',
+                      prophet={'credit_mb': 1})]}, 'e.yaml')
+    t = next(t for t in taskgraph.build(e).tasks if t.prophet)
+    assert prophet.knobs(t.prophet) == (2, 2 ** 20)
+
+
+def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
+    """experiments/prophet.yaml on the simulator: the first two
+    iterations (profiling, ready order) end exactly when FIFO's do; after
+    them every iteration's front-layer tensors (the first quarter of the
+    model) are received sooner than under FIFO, and p3 (strict priority)
+    is sooner still."""
+    import os
+    import tempfile
+    from netsched import ROOT, experiment, metrics, run as nrun
+    path = os.path.join(ROOT, 'experiments', 'prophet.yaml')
+    res = {}
+    with tempfile.TemporaryDirectory() as d:
+        for pol in ('prophet', 'fair', 'p3'):
+            e = experiment.load(path, backend='sim', policy=pol)
+            _, s = nrun.execute(e, os.path.join(d, pol), say=lambda m: None,
+                                plots=False)
+            m = metrics.from_log(os.path.join(d, pol, 'events.jsonl'))
+            res[pol] = (s['totals'], metrics.iteration_times(m)['r50'])
+    ends = {p: [r[1] for r in rows] for p, (_, rows) in res.items()}
+    assert ends['prophet'][:2] == pytest.approx(ends['fair'][:2], abs=1e-9)
+    assert ends['prophet'][2] != pytest.approx(ends['fair'][2], abs=1e-6)
+    front = {p: t['front_tensor_s'] for p, (t, _) in res.items()}
+    assert front['prophet'] < 0.5 * front['fair']
+    assert front['p3'] < front['prophet']
