@@ -23,8 +23,10 @@ sys.path.insert(0, ROOT)
 
 from netsched import crosscheck, experiment  # noqa: E402
 
-# policy: (experiment, baselines, metrics (lower is better), the paper's
-# figure for the effect)
+# case: (experiment, baselines, metrics (lower is better), the paper's
+# figure for the effect[, the policy if the case is not named after it])
+PROPHET_PAPER = ('Prophet (ICPP 2021): up to 40% faster training than '
+                 'priority-based communication scheduling (ByteScheduler)')
 CASES = {
     'jpas': ('jpas.yaml', ('fair', 'fifo'),
              ('avg_jct_s', 'avg_early_iteration_s'),
@@ -42,6 +44,13 @@ CASES = {
                ('avg_sct_s',),
                'Beamer (TNSM 2022): beats Sincronia, FIFO-LM and fair '
                'sharing on average SCT; the abstract gives no figure'),
+    # fair: FIFO (ready order); p3: strict per-tensor priority; every
+    # policy sends the experiments' same 4 MB partitions
+    'prophet': ('prophet.yaml', ('fair', 'p3'),
+                ('avg_iteration_s', 'front_tensor_s'), PROPHET_PAPER),
+    'prophet-compete': ('prophet-compete.yaml', ('fair', 'p3'),
+                        ('avg_iteration_s', 'front_tensor_s'),
+                        PROPHET_PAPER, 'prophet'),
 }
 
 
@@ -63,12 +72,13 @@ def main():
     cases = [c for c in CASES if not a.only or c in a.only.split(',')]
     backends = [('sim', 1)] + ([] if a.sim_only else [('emu', a.reps)])
     for name in cases:
-        fname, base, mets, paper = CASES[name]
+        fname, base, mets, paper = CASES[name][:4]
+        policy = CASES[name][4] if len(CASES[name]) > 4 else name
         path = os.path.join(ROOT, 'experiments', fname)
         for backend, reps in backends:
             vals = {}
             for rep in range(reps):
-                for pol in (name,) + base:
+                for pol in (policy,) + base:
                     out = os.path.join(res_dir, 'bench-policies', '%s-%s-%s-%d'
                                        % (name, backend, pol.replace(':', '_'),
                                           rep))
@@ -92,7 +102,7 @@ def main():
                             vals.setdefault((pol, m), []).append(tot[m])
             for b in base:
                 for m in mets:
-                    mine, theirs = vals.get((name, m)), vals.get((b, m))
+                    mine, theirs = vals.get((policy, m)), vals.get((b, m))
                     if not mine or not theirs:
                         continue
                     ratios = [t / p for t, p in zip(theirs, mine)]
@@ -105,14 +115,14 @@ def main():
             with open(os.path.join(res_dir, 'bench-policies.json'), 'w') as f:
                 json.dump(table, f, indent=1)
     print()
-    print('%-14s %-4s %-18s %-22s %4s %16s' % (
+    print('%-16s %-4s %-18s %-22s %4s %16s' % (
         'policy', 'back', 'baseline', 'metric', 'reps',
         'baseline/policy'))
     for name, rows in table.items():
         for r in rows:
             spread = ('' if r['reps'] == 1 else ' (%.2f-%.2f)'
                       % (r['ratio_min'], r['ratio_max']))
-            print('%-14s %-4s %-18s %-22s %4d %8.2fx%s' % (
+            print('%-16s %-4s %-18s %-22s %4d %8.2fx%s' % (
                 name, r['backend'], r['baseline'], r['metric'], r['reps'],
                 r['ratio_mean'], spread))
         print('   paper: %s' % CASES[name][3])
