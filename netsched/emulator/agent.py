@@ -34,7 +34,15 @@ Execution:
   rate and the sender keeps to it with a token bucket between 8 KiB
   writes, re-reading it before every write;
 - a receiver thread per incoming connection timestamps the last byte of
-  every transfer; that completes the task. Its ACKs go in class 0.
+  every transfer; that completes the task. Its ACKs go in class 0;
+- a job with ``send_order: prophet`` (the policy prophet) has its
+  gradient sends go through this host's Prophet sender
+  (workload.prophet.Sender, the simulator's driver runs the same) before
+  they join their connection's queue: it is told when each becomes ready
+  (with its backward pass's start: the finish of the task its
+  ``prophet.anchor`` names), when its sender thread has written it whole
+  ('sent', from the transport) and when a block opens (its wake-ups, in
+  the main loop); what it releases is queued at once.
 """
 import argparse
 import heapq
@@ -181,7 +189,7 @@ class Agent:
         self.incoming = {t['id'] for t in plan['incoming']}
         self.cls = dict(plan.get('classes', {}))
         self.rate = {}                 # task id -> emulated bytes/s
-        self.shifts = {}               # job -> (shift, period, tolerance)
+        self.shifts = {}               # job -> (shift, period, tol, max wait)
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
