@@ -54,6 +54,9 @@ class JobSpec:
     # send_order prophet: {'profile_iterations', 'credit_mb'} as a
     # tuple of (key, value) pairs; None: the policy's, else the defaults
     prophet: tuple = None
+    # candidate placements (host tuples) the policy chooses among as the
+    # plan is built (Policy.place; CASSINI's placement); () = none
+    candidates: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,7 @@ def _job(where, d, hosts, models_dir, index, group=None):
     if need > len(hosts):
         c.fail('workers', 'the job needs %d hosts; the topology has %d'
                % (need, len(hosts)))
+    candidates = _candidates(c, hosts, need, group)
     bucket = c.num('bucket_mb', 25.0, positive=True)
     if pattern != 'ring' and 'bucket_mb' in d:
         c.fail('bucket_mb', 'only a ring job fuses gradients into buckets')
@@ -241,7 +245,36 @@ def _job(where, d, hosts, models_dir, index, group=None):
                       None if arrival is None else float(arrival), placement,
                       float(bucket), loss, float(cscale),
                       slice_mb=None if slice_mb is None else float(slice_mb),
-                      send_order=order, prophet=prophet)
+                      send_order=order, prophet=prophet,
+                      candidates=candidates)
+
+
+def _candidates(c, hosts, need, group):
+    """A job's candidate placements (``candidates: [[hosts], ...]``):
+    each a list of ``need`` distinct hosts of the topology; the policy
+    picks one as the plan is built. Not with ``placement``, nor in a
+    tuning group."""
+    v = c.get('candidates')
+    if v is None:
+        return ()
+    if group is not None:
+        c.fail('candidates', 'a tuning group places its configurations '
+               'with placement')
+    if 'placement' in c.d:
+        c.fail('candidates', 'give placement or candidates, not both')
+    if not isinstance(v, list) or len(v) < 2 or \
+            not all(isinstance(x, list) for x in v):
+        c.fail('candidates', 'must be a list of two or more host lists, '
+               'got %r' % (v,))
+    out = []
+    for i, hs in enumerate(v):
+        pc = _Checker('%s: candidates[%d]' % (c.where, i), {'placement': hs})
+        placed = _placement(pc, 'placement', hosts)
+        if len(placed) != need:
+            c.fail('candidates', '[%d] lists %d hosts; this job needs %d'
+                   % (i, len(placed), need))
+        out.append(placed)
+    return tuple(out)
 
 
 def _prophet(c, order):

@@ -28,6 +28,7 @@ def compute(evs):
     jobs, iters, coflows, stages, flows = {}, {}, {}, {}, []
     tensors = []                  # (urgency, ready, received) per send
     link_util = {}
+    shifts, placements = {}, {}   # CASSINI: job -> grid and gates
     t_end = 0.0
     stage_start = {}
     for e in evs:
@@ -63,9 +64,20 @@ def compute(evs):
         elif k == 'links':
             for name, u in e['util'].items():
                 link_util.setdefault(name, []).append((t, e['dt'], u))
+        elif k == 'shifts':                # None: released
+            for j, v in e['shifts'].items():
+                rec = shifts.setdefault(j, {'grid': None, 'gates': []})
+                rec['grid'] = v or rec['grid']
+        elif k == 'gate':
+            shifts.setdefault(e['job'], {'grid': None, 'gates': []})[
+                'gates'].append((t, e['start'], e['drift']))
+        elif k == 'placement':
+            placements[e['job']] = {'candidates': e['candidates'],
+                                    'chosen': e['chosen'], 'by': e['by']}
     m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
          'stages': stages, 'flows': flows, 'links': link_util,
-         'tensors': tensors, 'duration_s': t_end}
+         'tensors': tensors, 'duration_s': t_end, 'shifts': shifts,
+         'placements': placements}
     m['iteration_times'] = iteration_times(m)
     return m
 
@@ -89,6 +101,30 @@ def tensor_latency(tensors):
             'by_quarter_s': [float(lat[part == q].mean())
                              if (part == q).any() else None
                              for q in range(TENSOR_PARTS)]}
+
+
+def shift_summary(shifts):
+    """Per time-shifted job (CASSINI): its grid as last decided (shift,
+    period, tolerance), how many iteration starts were held on it, the
+    mean wait, how many were later than the tolerance after a grid point
+    (re-aligned to the next one, or drifting on where that was more
+    than max_wait away), and the largest drift (ready time from the
+    nearest grid point)."""
+    out = {}
+    for j, r in sorted(shifts.items()):
+        if r['grid'] is None:
+            continue
+        shift, period, tol = r['grid'][:3]
+        g = r['gates']
+        waits = [start - t for t, start, _ in g]
+        out[j] = {'shift_s': shift, 'period_s': period, 'tolerance_s': tol,
+                  'max_wait_s': r['grid'][3] if len(r['grid']) > 3 else None,
+                  'gated': len(g),
+                  'wait_s_mean': float(np.mean(waits)) if waits else None,
+                  'late': sum(1 for _, _, d in g if d > tol),
+                  'max_abs_drift_s': max((abs(d) for _, _, d in g),
+                                         default=None)}
+    return out
 
 
 def iteration_times(m):
@@ -155,6 +191,8 @@ def summarize(m, meta):
         'jobs': jobs, 'coflows': coflows, 'stages': stages, 'links': links,
         'flows': {'count': len(fct), 'fct_s': _stats(fct)},
         'tensors': out_tensors,
+        'shifts': shift_summary(m.get('shifts', {})) or None,
+        'placements': m.get('placements') or None,
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),

@@ -88,7 +88,7 @@ class Scheduler:
         self.send_classes = {}        # send -> class (per-send policies)
         self.conn_classes = {}        # connection -> its sends' classes
         self.rates = {}               # send -> emulated bytes/s
-        self.shifts = {}              # job -> (shift, period, tolerance)
+        self.shifts = {}              # job -> (shift, period, tol, max wait)
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
         self.dirty = False

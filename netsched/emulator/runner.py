@@ -364,6 +364,8 @@ def run(exp, log_path, say, attach=None):
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,
                   seed=exp.seed, link_mbps=link_mbps)
+        for j, p in sorted(plan.placements.items()):
+            log.write(0.0, 'placement', job=j, **p)
         with fabric as fab:
             c = Coordinator(exp, plan, fab, log, say)
             if attach:

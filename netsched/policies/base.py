@@ -174,10 +174,11 @@ class Decision:
     flow_class: np.ndarray = None      # (F,)
     pending_class: np.ndarray = None   # (P,)
     # per job, when its iterations may start (CASSINI's time shifts):
-    # {job: (shift_s, period_s, tolerance_s)}: an iteration starts on the
-    # grid shift_s + n period_s (times since the backends' common clock
-    # origin), or up to tolerance_s after a grid point
-    # (workload.shifts.gate); a job absent is not held
+    # {job: (shift_s, period_s, tolerance_s, max_wait_s)}: an iteration
+    # starts on the grid shift_s + n period_s (s since the run's start),
+    # up to tolerance_s after a grid point, or at once where the next
+    # grid point is more than max_wait_s away (workload.shifts.gate); a
+    # job absent is not held
     job_shift: dict = None
 
 
@@ -365,6 +366,14 @@ class Policy:
         ``send_order: 'priority'`` sends a connection's waiting sends
         front layers first (host-side ordering). Default: nothing."""
         return {}
+
+    def place(self, jobs, candidates, capacity_bps):
+        """Which of a job's candidate placements to take: ``jobs`` are
+        the jobs placed before it ({id: JobView}), ``candidates`` the job
+        as it would be on each (JobView: its profile, its iteration's
+        bytes per link there), ``capacity_bps`` the links'. Returns an
+        index. A policy that does not place takes the first."""
+        return 0
 
     def warnings(self, jobs):
         """What `netsched check` should say about running this policy on

@@ -271,7 +271,7 @@ def _forest(scored):
     return kept
 
 
-SHIFT_MODES = ('solve', 'random')
+SHIFT_MODES = ('solve', 'random', 'none')
 
 
 @register
@@ -290,25 +290,32 @@ class Cassini(Policy):
     over the graph from a reference job gives each job its shift
     (:func:`affinity_shifts`). Jobs on no contended link are not held.
 
-    The decision is ``job_shift``: per job (shift, period, tolerance) for
-    the executors' gate (workload.shifts.gate). Both are stretched by
-    ``slack`` (every job
-    alike, so the interleaving is unchanged): a job whose iterations run
-    a little longer than its profile (TCP on the emulator moves a ring's
-    bytes in ~1.04-1.06x the fluid time) would otherwise drift late every
-    iteration and re-align, waiting most of a period, every few
-    iterations. ``tolerance`` (of the period) is the lateness an
-    iteration may start with before it re-aligns.
+    The decision is ``job_shift``: per job (shift, period, tolerance,
+    max_wait) for the executors' gate (workload.shifts.gate). Shift and
+    period are stretched by ``slack`` (every job alike, so the
+    interleaving is unchanged): a job whose iterations run a little
+    longer than its profile (a backend's per-hop or TCP costs) would
+    otherwise drift late every iteration and re-align every few.
+    ``tolerance`` (of the period) is the lateness an iteration may start
+    with; ``max_wait`` (of the period) the longest it waits to re-align
+    (reconstructed: where its links' scores are below 1 a job's
+    iterations outrun its grid, and waiting for the next grid point
+    lost most of a period each time; beyond it the iteration starts at
+    once and drifts until its phase comes round).
 
-    ``shifts: random`` (the paper's baseline) gives every job a
-    pseudo-random shift in its period instead (``seed``; the same for
-    the same job on every decision and backend).
+    Baselines: ``shifts: random`` gives every job a pseudo-random shift
+    in its period instead (``seed``; the same for the same job on every
+    decision and backend); ``shifts: none`` places jobs as CASSINI does
+    and shifts none (the placement's share of the gain).
 
     Knobs: ``resolution_ms`` (grid), ``cap_s`` (longest unified circle),
-    ``slack``, ``tolerance``, ``shifts`` (solve/random), ``seed``."""
+    ``slack``, ``tolerance``, ``max_wait``, ``shifts`` (solve, random,
+    none), ``seed``. A decision is memoised on the jobs' profiles and the
+    links' capacities (it depends on nothing else)."""
     name = 'cassini'
     params = {'resolution_ms': 1.0, 'cap_s': 10.0, 'slack': 0.02,
-              'tolerance': 0.05, 'shifts': 'solve', 'seed': 1}
+              'tolerance': 0.05, 'max_wait': 0.5, 'shifts': 'solve',
+              'seed': 1}
     decides_on = 'coflows'
     classes = False                    # the network shares fairly
 
@@ -320,17 +327,40 @@ class Cassini(Policy):
         if not 0 < self.tolerance < 0.5:
             raise ConfigError('cassini: tolerance is a share of the period '
                               'below 0.5, got %r' % self.tolerance)
+        if not self.tolerance < self.max_wait <= 1:
+            raise ConfigError('cassini: max_wait is a share of the period '
+                              'above the tolerance and at most 1, got %r'
+                              % self.max_wait)
+        self._memo = {}
 
     def solve(self, snap):
         """Per profiled job on a contended link: (shift steps, period
-        steps); per kept link group (jobs, its best score); the grid."""
+        steps); per link group ({link: (jobs, best score, kept in the
+        affinity graph)}); the grid (s)."""
+        prof, scored, res = self._links(snap.jobs, snap.link_capacity)
+        kept = _forest([(sc, jobs, link) for sc, _, jobs, link, _ in scored])
+        kept_links = {link for _, _, link in kept}
+        link_shifts = {link: sh for _, _, _, link, sh in scored
+                       if link in kept_links}
+        periods = {j: steps(prof[j][0], res) for j in prof}
+        on_links = {j for _, jobs, _ in kept for j in jobs}
+        by_bfs = affinity_shifts(link_shifts, periods)
+        shifts = {j: (by_bfs[j], periods[j]) for j in sorted(on_links)}
+        circles = {link: (jobs, sc, link in kept_links)
+                   for sc, _, jobs, link, _ in scored}
+        return shifts, circles, res
+
+    def _links(self, jobs, capacity_bps):
+        """The jobs' profiles, and per group of links carrying the same
+        profiled jobs that they can overload, its most contended link's
+        (best score, -peak demand over capacity, jobs, link, {job: shift
+        steps}), most contended first; the grid (s)."""
         res = self.resolution_ms / 1e3
-        cap = np.asarray(snap.link_capacity, float)
+        cap = np.asarray(capacity_bps, float)
         prof = {j: p for j, p in ((j, profile(v, cap))
-                                  for j, v in sorted(snap.jobs.items()))
+                                  for j, v in sorted(jobs.items()))
                 if p is not None}
         groups = _link_groups(prof, cap)
-        circles = {}
 
         def circle(j, link):
             it, start, comm, demand = prof[j]
@@ -350,27 +380,57 @@ class Cassini(Policy):
         # most contended first: the lowest best score, then the highest
         # peak demand over capacity
         scored.sort(key=lambda x: x[:3])
-        kept = _forest([(sc, jobs, link) for sc, _, jobs, link, _ in scored])
-        kept_links = {link for _, _, link in kept}
-        link_shifts = {link: sh for _, _, _, link, sh in scored
-                       if link in kept_links}
-        periods = {j: steps(prof[j][0], res) for j in prof}
-        on_links = {j for _, jobs, _ in kept for j in jobs}
-        by_bfs = affinity_shifts(link_shifts, periods)
-        shifts = {j: (by_bfs[j], periods[j]) for j in sorted(on_links)}
-        for sc, _, jobs, link, _ in scored:
-            circles[link] = (jobs, sc, link in kept_links)
-        return shifts, circles, res
+        return prof, scored, res
+
+    def place(self, jobs, candidates, capacity_bps):
+        """CASSINI's placement: among the candidates, those whose
+        affinity graph (with the jobs placed before) has no cycle, the one
+        whose contended links score best on average (a candidate that
+        contends nowhere scores 1). If every candidate has a cycle
+        (reconstructed), the best average all the same: the shifts then
+        hold on all but its least contended links."""
+        descs, avgs = [], []
+        for cand in candidates:
+            prof, scored, res = self._links(dict(jobs, **{cand.id: cand}),
+                                            capacity_bps)
+            links = {link: (sc, sh) for sc, _, _, link, sh in scored}
+            descs.append({'links': links, 'periods': {
+                j: steps(prof[j][0], res) for j in prof}})
+            avgs.append(np.mean([sc for sc, _ in links.values()])
+                        if links else 1.0)
+        i = choose_placement(descs)
+        return int(np.argmax(avgs)) if i is None else i
 
     def decide(self, snap):
+        key = _key(snap)
+        grid = self._memo.get(key)
+        if grid is None:                # the jobs changed: solve again
+            grid = self._memo[key] = self._grid(snap)
+            if len(self._memo) > 64:
+                self._memo.pop(next(iter(self._memo)))
+        return Decision(job_shift=dict(grid))
+
+    def _grid(self, snap):
+        if self.shifts == 'none':
+            return {}
         shifts, _, res = self.solve(snap)
         if self.shifts == 'random':
             shifts = {j: (_random_step(self.seed, j, per), per)
                       for j, (_, per) in shifts.items()}
-        k = 1.0 + self.slack
-        return Decision(job_shift={
-            j: (s * res * k, per * res * k, self.tolerance * per * res * k)
-            for j, (s, per) in shifts.items()})
+        k = res * (1.0 + self.slack)
+        return {j: (s * k, per * k, self.tolerance * per * k,
+                    self.max_wait * per * k)
+                for j, (s, per) in shifts.items()}
+
+
+def _key(snap):
+    """What CASSINI's decision depends on: the links' capacities and
+    the jobs' profiles (their decisions are memoised on it)."""
+    jobs = tuple((j, v.compute_s, v.first_send_s,
+                  None if v.iteration_load is None
+                  else np.asarray(v.iteration_load, float).tobytes())
+                 for j, v in sorted(snap.jobs.items()))
+    return np.asarray(snap.link_capacity, float).tobytes(), jobs
 
 
 def _random_step(seed, job, period):

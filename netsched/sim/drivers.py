@@ -129,7 +129,7 @@ class PlanDriver:
         self.sent_at = {}
         self.wakes = set()
         self.done = 0
-        self.shifts = {}                # job -> (shift, period, tolerance)
+        self.shifts = {}                # job -> (shift, period, tol, max wait)
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
 
@@ -179,9 +179,10 @@ class PlanDriver:
             self._done(t)
 
     def set_shifts(self, shifts):
-        """The policy's time shifts ({job: (shift, period, tolerance)},
-        Decision.job_shift): iterations of those jobs start on their grid
-        (workload.shifts.gate), as the emulator's agents start them."""
+        """The policy's time shifts (Decision.job_shift: {job: (shift,
+        period, tolerance, max_wait)}): iterations of those jobs start on
+        their grid (workload.shifts.gate), as the emulator's agents start
+        them."""
         shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
         if shifts != self.shifts:
             self.shifts = shifts
@@ -201,7 +202,6 @@ class PlanDriver:
                       iter=t.iter, start=round(start, 9),
                       drift=round(drift, 9))
         return start
-
 
     def _enqueue(self, t):
         self.conn_queue[t.conn].append(t)

@@ -41,6 +41,7 @@ def run(exp, log_path, say):
         say('trace %s: %d coflows, %d flows'
             % (os.path.basename(exp.trace.path), len(cofs),
                sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+    plan = None
     if exp.jobs or exp.tuning:
         plan = taskgraph.build(exp, with_trace=False)
         parts.append(PlanDriver(plan))
@@ -50,6 +51,8 @@ def run(exp, log_path, say):
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
                   seed=exp.seed)
+        for j, p in sorted(getattr(plan, 'placements', {}).items()):
+            log.write(0.0, 'placement', job=j, **p)
         eng = Engine(net, policy, log, queues=exp.queues,
                      sample_s=exp.sample_s, rel_tol=exp.completion_tolerance,
                      progress=Progress(say))

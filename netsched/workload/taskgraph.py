@@ -135,6 +135,8 @@ class Plan:
     coflow_bytes: dict = field(default_factory=dict)
     # coflows without a network flow: id -> arrival (they end there)
     instant_coflows: dict = field(default_factory=dict)
+    # job -> {'candidates', 'chosen', 'by'}: placements a policy chose
+    placements: dict = field(default_factory=dict)
 
     def add(self, kind, host, job, it, **kw):
         t = Task(len(self.tasks), kind, host, job, it, **kw)
@@ -219,7 +221,9 @@ def build(exp, with_trace=True):
     g = exp.graph()
     hosts = topo.hosts(g)
     rng = np.random.default_rng(exp.seed)
-    shape = policies.make(exp.policy, exp.policy_params).workload()
+    policy = policies.make(exp.policy, exp.policy_params)
+    shape = policy.workload()
+    net = None
     free = set(hosts)
     plan = Plan()
     t_arr = 0.0
@@ -238,9 +242,17 @@ def build(exp, with_trace=True):
             arrival = 0.0
         model = models.get(spec.model, exp.base_dir)
         if tuning is None:
+            if spec.candidates:
+                if net is None:
+                    from .. import fluid
+                    net = fluid.Network(g)
+                placed = _choose(plan, policy, _shaped(spec, shape), model,
+                                 arrival, free, net,
+                                 lanes=shape.get('ps_lanes', 1))
+            else:
+                placed = _place(spec, _need(spec), hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,
-                 _place(spec, _need(spec), hosts, free, rng),
-                 spec.loss or default_loss(rng), spec.iterations,
+                 placed, spec.loss or default_loss(rng), spec.iterations,
                  lanes=shape.get('ps_lanes', 1))
         else:
             _tuning(plan, _shaped(spec, shape), model, arrival, tuning,
@@ -285,6 +297,55 @@ def _trace(plan, exp, hosts):
         raise ConfigError('%s: no flow of the trace crosses the network '
                           '(every mapper is on its reducer\'s host): '
                           'nothing to run' % where)
+
+
+def _choose(plan, policy, spec, model, arrival, free, net, lanes=1):
+    """The candidate placement the policy picks (Policy.place) for a
+    job, given the jobs placed before it in the experiment (all taken
+    as present), among the candidates whose hosts are still free. Each
+    candidate is seen as the job's profile and per-link load of one
+    iteration there (a one-iteration plan of the job on those hosts,
+    with the connections' real source ports, so ECMP paths are the
+    run's). The choice is recorded in ``plan.placements``."""
+    open_ = [c for c in spec.candidates if all(h in free for h in c)]
+    if not open_:
+        raise ConfigError('job %s: every candidate placement uses a host '
+                          'another job took' % spec.id)
+    placed = {j: job_view(plan, j, net) for j in plan.jobs}
+    views = []
+    for hosts in open_:
+        scratch = Plan(conns=list(plan.conns))
+        _job(scratch, spec, spec.id, model, arrival, list(hosts),
+             (0.1, 0.5, 0.1), 1, lanes=lanes)
+        views.append(job_view(scratch, spec.id, net))
+    i = int(policy.place(placed, views, net.capacity))
+    if not 0 <= i < len(open_):
+        raise ConfigError('job %s: policy %s chose candidate %r of %d'
+                          % (spec.id, policy.name, i, len(open_)))
+    plan.placements[spec.id] = {
+        'candidates': [list(c) for c in spec.candidates],
+        'chosen': spec.candidates.index(open_[i]), 'by': policy.name}
+    for h in open_[i]:
+        free.discard(h)
+    return list(open_[i])
+
+
+def job_view(plan, jid, net):
+    """A job of a plan as a policy sees it when it arrives (JobView):
+    its profile and the bytes its first iteration puts on each link
+    (the paths of its connections in ``net``, a fluid.Network)."""
+    from ..policies import JobView
+    jp = plan.jobs[jid]
+    sends = [t for t in plan.tasks
+             if t.kind == 'send' and t.job == jid and t.iter == 0]
+    paths = [net.path_id(t.host, t.dst, plan.conns[t.conn].sport,
+                         plan.conns[t.conn].dport) for t in sends]
+    return JobView(jid, jp.arrival_s, jp.iterations,
+                   bytes_per_iteration=float(jp.bytes_per_iteration),
+                   iteration_load=net.link_bytes(paths,
+                                                 [t.bytes for t in sends]),
+                   group=jp.group, stage_ends=tuple(jp.stage_ends),
+                   compute_s=jp.compute_s, first_send_s=jp.first_send_s)
 
 
 def _shaped(spec, shape):
