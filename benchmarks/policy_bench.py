@@ -1,4 +1,4 @@
-"""The seed policies' effects (issue 11), on both backends: each policy's
+"""The seed policies' effects (issues 11 and 12), on both backends: each policy's
 experiment in experiments/ run under the policy and its baselines, the
 headline metric of each as a ratio (baseline / policy: > 1 means the
 policy is better), with the paper's figure beside it. The simulator runs
@@ -27,6 +27,8 @@ from netsched import crosscheck, experiment  # noqa: E402
 # figure for the effect[, the policy if the case is not named after it])
 PROPHET_PAPER = ('Prophet (ICPP 2021): up to 40% faster training than '
                  'priority-based communication scheduling (ByteScheduler)')
+CASSINI_PAPER = ('CASSINI (NSDI 2024): up to 1.6x better average and 2.5x '
+                 'better tail JCT than Themis/Pollux')
 CASES = {
     'jpas': ('jpas.yaml', ('fair', 'fifo'),
              ('avg_jct_s', 'avg_early_iteration_s'),
@@ -51,6 +53,16 @@ CASES = {
     'prophet-compete': ('prophet-compete.yaml', ('fair', 'p3'),
                         ('avg_iteration_s', 'front_tensor_s'),
                         PROPHET_PAPER, 'prophet'),
+    # fair: no shifts (and, on the fat-tree, each job's first candidate);
+    # shifts=none: CASSINI's placement without shifts; shifts=random:
+    # CASSINI's placement and gate, random shifts
+    'cassini': ('cassini-pair.yaml', ('fair', 'cassini:shifts=random'),
+                ('avg_iteration_s', 'avg_jct_s'), CASSINI_PAPER),
+    'cassini-fattree': ('cassini-fattree.yaml',
+                        ('fair', 'cassini:shifts=none',
+                         'cassini:shifts=random'),
+                        ('avg_jct_s', 'avg_iteration_s'), CASSINI_PAPER,
+                        'cassini'),
 }
 
 

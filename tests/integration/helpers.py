@@ -1,8 +1,13 @@
+import os
 import subprocess
 
+from netsched import crosscheck, metrics
 from netsched.emulator import ovs, runstate
 from netsched import topology as topo
 from netsched.emulator.mininet_adapter import switch_interfaces
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def leftovers(g, pids=()):
@@ -16,3 +21,24 @@ def leftovers(g, pids=()):
     names = set(switch_interfaces(g))
     left += [l for l in veths.split() if l.split('@')[0] in names]
     return left
+
+
+def check(name, pols, metric, tmp_path):
+    """experiments/<name>.yaml by `netsched crosscheck` under pols (the
+    policy first, then its baselines): both backends must rank the policy
+    against each baseline the same way (the baselines among themselves
+    are the fidelity suite's business). Returns the report and its
+    table, for assertion messages."""
+    path = os.path.join(ROOT, 'experiments', name + '.yaml')
+    rep = crosscheck.crosscheck(path, pols, str(tmp_path), metric=metric,
+                                say=lambda m: None)
+    why = crosscheck.table(rep)
+    mine = [pq for pq in rep['disagreements'] if pols[0] in pq]
+    assert not mine, why
+    return rep, why
+
+
+def summary(tmp_path, backend, pol):
+    """The summary of one crosscheck run."""
+    return metrics.load_summary(str(tmp_path / ('%s-%s' % (backend, pol))
+                                    / 'summary.json'))

@@ -3,33 +3,13 @@ experiment in experiments/ by `netsched crosscheck` against its
 baselines: both backends rank the policy and its baselines the same way,
 and the emulator shows the policy's effect in what the hosts observed
 (iteration times, tensor arrival, the event log's stage order)."""
-import os
-
 import pytest
 
-from netsched import crosscheck, events, metrics
+from netsched import events
 from netsched import topology as topo
 from netsched.emulator import ovs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-
-
-def check(name, pols, metric, tmp_path):
-    path = os.path.join(ROOT, 'experiments', name + '.yaml')
-    rep = crosscheck.crosscheck(path, pols, str(tmp_path), metric=metric,
-                                say=lambda m: None)
-    why = crosscheck.table(rep)
-    # the policy against each of its baselines (the baselines among
-    # themselves are the fidelity suite's business)
-    mine = [pq for pq in rep['disagreements'] if pols[0] in pq]
-    assert not mine, why
-    return rep, why
-
-
-def summary(tmp_path, backend, pol):
-    return metrics.load_summary(str(tmp_path / ('%s-%s' % (backend, pol))
-                                    / 'summary.json'))
+from .helpers import check, summary
 
 
 def front_latency(tmp_path, pol, job):
