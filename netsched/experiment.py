@@ -98,10 +98,9 @@ class Experiment:
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
-        g = topo.parse_spec(self.topology)
-        for _, _, d in g.edges(data=True):
-            d['capacity_bps'] = float(self.link_bps)
-        return g
+        """The topology, its hosts' links at ``link_bps`` (a hybrid
+        fabric's uplinks and circuits at their rates from it)."""
+        return topo.parse_spec(self.topology, link_bps=float(self.link_bps))
 
     @property
     def base_dir(self):

@@ -214,8 +214,16 @@ class Network:
         self.ips = {h: g.nodes[h]['ip'] for h in self.hosts}
         self._path_ids = {}
         self._paths = []
-        self._cache = {}
+        self._caches = {}
         self.max_hops = 1
+        self.set_circuits(frozenset())
+
+    def set_circuits(self, circuits):
+        """The circuits live from now on (a hybrid fabric's: a set of
+        topology.circuit tuples): path_id routes over them as the ToRs
+        do. Path ids already given out keep their links."""
+        self.circuits = frozenset(circuits)
+        self._cache = self._caches.setdefault(self.circuits, {})
 
     def path_id(self, src, dst, sport=0, dport=0, proto=6):
         key = (src, dst) if self.big_switch else (src, dst, sport, dport)
@@ -227,7 +235,7 @@ class Network:
         else:
             ft = routing.FiveTuple(self.ips[src], self.ips[dst], proto,
                                    sport, dport)
-            hops = routing.path_links(self.g, ft)
+            hops = routing.path_links(self.g, ft, self.circuits)
         links = tuple(self.index[h] for h in hops)
         pid = self._path_ids.get(links)
         if pid is None:

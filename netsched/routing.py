@@ -20,6 +20,12 @@ would be correlated (polarisation: on a k=4 fat-tree only 2 of the 4
 inter-pod paths would ever be used). So a switch reads the L4 port bits
 at an offset of salt * b, where its salt is its tier: hop distance to the
 nearest host minus one (edge 0, aggregation 1, core 2).
+
+On a hybrid fabric the shortest paths are those of its packet core (the
+optical circuit switches are left out), and ``circuits`` (the circuits
+live now, topology.circuit tuples) take precedence: a ToR sends traffic
+for a rack it has a live circuit to over that circuit (over several,
+by the same hash), and everything else over the packet core.
 """
 import ipaddress
 import math
@@ -86,7 +92,10 @@ def ecmp_index(ft, n, salt=0):
 
 
 def salt(g, switch):
-    """A switch's tier: hop distance to the nearest host minus one."""
+    """A switch's tier: hop distance to the nearest host minus one (0
+    for an optical circuit switch, which has no shortest paths)."""
+    if g.nodes[switch]['role'] == topo.OCS:
+        return 0
     return min(d[switch] for d in _dist(g).values()) - 1
 
 
@@ -98,15 +107,25 @@ def _dist(g):
     (graphs are built once and not changed afterwards)."""
     d = _DIST_CACHE.get(g)
     if d is None:
-        d = {h: nx.single_source_shortest_path_length(g, h)
+        packet = g.subgraph(n for n, r in g.nodes(data='role')
+                            if r != topo.OCS)
+        d = {h: nx.single_source_shortest_path_length(packet, h)
              for h in topo.hosts(g)}
         _DIST_CACHE[g] = d
     return d
 
 
-def next_hops(g, node, dst):
+def next_hops(g, node, dst, circuits=()):
     """Neighbours of node one hop closer to host dst, ordered by the
-    port number they sit behind (the ECMP index order)."""
+    port number they sit behind (the ECMP index order). With live
+    ``circuits`` on a hybrid fabric: the circuit switches that join
+    node's rack to dst's, if any."""
+    if circuits:
+        via = _circuit_hops(g, node, dst, circuits)
+        if via is not None:
+            return via
+    if g.nodes[node]['role'] == topo.OCS:
+        return []
     d = _dist(g)[dst]
     here = d[node]
     cand = [m for m in g[node] if d.get(m, math.inf) == here - 1
@@ -114,17 +133,37 @@ def next_hops(g, node, dst):
     return sorted(cand, key=lambda m: topo.port(g, node, m))
 
 
-def next_hop_ports(g, node, dst):
-    return tuple(topo.port(g, node, m) for m in next_hops(g, node, dst))
+def _circuit_hops(g, node, dst, circuits):
+    """Where a circuit takes traffic for dst at node: at a ToR, the
+    planes with a live circuit to dst's ToR; at a plane, dst's ToR if a
+    circuit joins it to a ToR that sends to it (None: no circuit)."""
+    tor = next(iter(g[dst]))
+    if node == tor:
+        return None
+    if g.nodes[node]['role'] == topo.OCS:
+        live = any(p == node and tor in (a, b) for p, a, b in circuits)
+        return [tor] if live else None
+    planes = [p for p, a, b in circuits if {a, b} == {node, tor}]
+    if not planes:
+        return None
+    return sorted(set(planes), key=lambda m: topo.port(g, node, m))
 
 
-def forwarding_table(g, switch):
-    """{destination host: tuple of egress ports} for one switch."""
-    return {h: next_hop_ports(g, switch, h) for h in topo.hosts(g)
+def next_hop_ports(g, node, dst, circuits=()):
+    return tuple(topo.port(g, node, m)
+                 for m in next_hops(g, node, dst, circuits))
+
+
+def forwarding_table(g, switch, circuits=()):
+    """{destination host: tuple of egress ports} for one switch (an
+    optical circuit switch has none: its rules are its circuits)."""
+    if g.nodes[switch]['role'] == topo.OCS:
+        return {}
+    return {h: next_hop_ports(g, switch, h, circuits) for h in topo.hosts(g)
             if h != switch}
 
 
-def path(g, ft):
+def path(g, ft, circuits=()):
     """The node path flow ft takes: src host ... dst host."""
     by_ip = topo.host_by_ip(g)
     try:
@@ -134,7 +173,7 @@ def path(g, ft):
     nodes = [src]
     node = src
     while node != dst:
-        hops = next_hops(g, node, dst)
+        hops = next_hops(g, node, dst, circuits)
         if not hops:
             raise ValueError('%s cannot reach %s' % (src, dst))
         node = hops[ecmp_index(ft, len(hops), salt(g, node))]
@@ -142,9 +181,9 @@ def path(g, ft):
     return nodes
 
 
-def path_links(g, ft):
+def path_links(g, ft, circuits=()):
     """Directed links (u, v) along the path of flow ft."""
-    p = path(g, ft)
+    p = path(g, ft, circuits)
     return list(zip(p, p[1:]))
 
 

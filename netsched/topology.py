@@ -1,11 +1,14 @@
 """Topology graphs: the one source of truth for every backend.
 
 A topology function returns a networkx Graph. Every node has a ``role``
-(host, edge, aggregation, core, leaf, spine, switch) and a ``pod`` (None
-where the role has none); hosts carry ``ip`` and ``mac``, switches a
-``dpid``. Every link carries ``capacity_bps`` (data-center units) and
+(host, edge, aggregation, core, leaf, spine, switch, ocs) and a ``pod``
+(None where the role has none); hosts carry ``ip`` and ``mac``, switches
+a ``dpid``. Every link carries ``capacity_bps`` (data-center units) and
 ``ports``, a dict node -> port number on that node (hosts use port 0,
 their eth0; switch ports count from 1 in the order links are added).
+A hybrid fabric's links to its optical circuit switches (role ``ocs``)
+carry ``circuit: True``: they carry traffic only while the circuit
+switch joins two of them (a circuit, see :func:`circuit`).
 Names, addresses, datapath ids and port numbers follow deterministically
 from the parameters, so the controller, the emulator and the simulator
 agree on them without talking to each other.
@@ -19,12 +22,14 @@ import networkx as nx
 from .errors import TopologyError
 
 HOST = 'host'
-SWITCH_ROLES = ('edge', 'aggregation', 'core', 'leaf', 'spine', 'switch')
+OCS = 'ocs'
+SWITCH_ROLES = ('edge', 'aggregation', 'core', 'leaf', 'spine', 'switch',
+                OCS)
 ROLES = (HOST,) + SWITCH_ROLES
 DEFAULT_LINK_BPS = 10e9
 # role -> top byte of the 24-bit datapath-id layout role<<16 | a<<8 | b
 _ROLE_CODE = {'core': 1, 'aggregation': 2, 'edge': 3, 'spine': 4,
-              'leaf': 5, 'switch': 6}
+              'leaf': 5, 'switch': 6, OCS: 7}
 
 
 def _check_int(fn, name, value, minimum, maximum=None, even=False):
@@ -67,7 +72,7 @@ class _Builder:
         self._next_port[name] = 0
         return name
 
-    def link(self, u, v, capacity_bps=None):
+    def link(self, u, v, capacity_bps=None, **attrs):
         ports = {}
         for n in (u, v):
             ports[n] = self._next_port[n]
@@ -76,7 +81,8 @@ class _Builder:
                     raise TopologyError('host %s would get a second link' % n)
             self._next_port[n] += 1
         self.g.add_edge(u, v, ports=ports,
-                        capacity_bps=float(capacity_bps or self.link_bps))
+                        capacity_bps=float(capacity_bps or self.link_bps),
+                        **attrs)
 
 
 def fat_tree(k, link_bps=DEFAULT_LINK_BPS):
@@ -134,6 +140,81 @@ def leaf_spine(leaves, spines, hosts_per_leaf, link_bps=DEFAULT_LINK_BPS):
     return b.g
 
 
+def hybrid(racks, hosts_per_rack, circuits=1, spines=1, oversub=4,
+           circuit_x=4, reconfig_ms=10, link_bps=DEFAULT_LINK_BPS):
+    """Racks whose top-of-rack switches have uplinks both to an
+    electrical packet core (``spines`` spine switches, a leaf-spine) and
+    to ``circuits`` optical circuit switches (OCS planes): a circuit on
+    plane k joins two ToRs' ports on it, so each ToR has at most
+    ``circuits`` circuits, one per plane.
+
+    Rates: hosts' links ``link_bps``; a ToR's uplinks to the packet core
+    together carry its hosts' rate over ``oversub`` (each uplink
+    hosts_per_rack x link_bps / (spines x oversub)); a circuit
+    ``circuit_x`` x link_bps each way. ``reconfig_ms``: the OCS's
+    reconfiguration delay (``g.graph['reconfig_s']``), the blackout
+    between removing circuits and setting up new ones.
+
+    ToR r is t{r} (role leaf, pod r), its host i h{r}_{i} at 10.0.r.(i+2);
+    spine s is s{s}, OCS plane k o{k} (role ocs). ToR r's ports: 1.. its
+    hosts, then the spines, then the planes; spine and plane port r+1 ->
+    ToR r. Links to the planes carry ``circuit: True``."""
+    fn = 'hybrid'
+    _check_int(fn, 'racks', racks, 2, 255)
+    _check_int(fn, 'hosts_per_rack', hosts_per_rack, 1, 252)
+    _check_int(fn, 'circuits', circuits, 1, 16)
+    _check_int(fn, 'spines', spines, 1, 255)
+    _check_rate(fn, link_bps)
+    for name, v in (('oversub', oversub), ('circuit_x', circuit_x)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or v <= 0:
+            raise TopologyError('%s: %s must be a positive number, got %r'
+                                % (fn, name, v))
+    if not isinstance(reconfig_ms, numbers.Real) or \
+            isinstance(reconfig_ms, bool) or reconfig_ms < 0:
+        raise TopologyError('%s: reconfig_ms must be a number >= 0, got %r'
+                            % (fn, reconfig_ms))
+    uplink = hosts_per_rack * link_bps / (spines * oversub)
+    b = _Builder(fn, link_bps, kind=fn, reconfig_s=reconfig_ms / 1e3,
+                 params={'racks': racks, 'hosts_per_rack': hosts_per_rack,
+                         'circuits': circuits, 'spines': spines,
+                         'oversub': oversub, 'circuit_x': circuit_x,
+                         'reconfig_ms': reconfig_ms})
+    spine_names = [b.switch('s%d' % s, 'spine', None, 0, s)
+                   for s in range(spines)]
+    planes = [b.switch('o%d' % k, OCS, None, 0, k) for k in range(circuits)]
+    tors = [b.switch('t%d' % r, 'leaf', r, 0, r) for r in range(racks)]
+    for r, tor in enumerate(tors):
+        for i in range(hosts_per_rack):
+            b.link(tor, b.host('h%d_%d' % (r, i), r,
+                               '10.0.%d.%d' % (r, i + 2)))
+    for tor in tors:
+        for spine in spine_names:
+            b.link(tor, spine, uplink)
+        for plane in planes:
+            b.link(tor, plane, circuit_x * link_bps, circuit=True)
+    return b.g
+
+
+def circuit(plane, a, b):
+    """A circuit of an OCS plane between two ToRs, as routing and the
+    backends name it: (plane, ToR, ToR), the ToRs in natural order."""
+    a, b = sorted((a, b), key=_natural)
+    return (plane, a, b)
+
+
+def planes(g):
+    """The optical circuit switches of a hybrid fabric (none elsewhere)."""
+    return sorted((n for n, d in g.nodes(data=True) if d['role'] == OCS),
+                  key=_natural)
+
+
+def tors(g):
+    """The switches with circuit ports (a hybrid fabric's ToRs)."""
+    out = {u if g.nodes[v]['role'] == OCS else v
+           for u, v, d in g.edges(data=True) if d.get('circuit')}
+    return sorted(out, key=_natural)
+
+
 def dumbbell(n, link_bps=DEFAULT_LINK_BPS, bottleneck_bps=None):
     """n senders hl{i} on switch sl, n receivers hr{i} on switch sr, one
     link sl-sr between them (the bottleneck when bottleneck_bps is lower
@@ -169,7 +250,8 @@ def big_switch(n, link_bps=DEFAULT_LINK_BPS):
 
 
 TOPOLOGIES = {'fattree': fat_tree, 'leafspine': leaf_spine,
-              'dumbbell': dumbbell, 'bigswitch': big_switch}
+              'dumbbell': dumbbell, 'bigswitch': big_switch,
+              'hybrid': hybrid}
 
 
 def build(name, *args, **kwargs):
@@ -185,9 +267,10 @@ def build(name, *args, **kwargs):
         raise TopologyError('%s: %s' % (name, e)) from None
 
 
-def parse_spec(spec):
+def parse_spec(spec, link_bps=None):
     """'fattree,4' or 'leafspine,2,2,4' (Mininet's --topo syntax) ->
-    graph. Integer arguments only; keyword form k=v is accepted too."""
+    graph. Integer arguments only; keyword form k=v is accepted too.
+    ``link_bps``: the hosts' link rate, unless the spec gives one."""
     parts = [p.strip() for p in str(spec).split(',') if p.strip()]
     if not parts:
         raise TopologyError('empty topology spec')
@@ -206,6 +289,8 @@ def parse_spec(spec):
             kwargs[key] = num
         else:
             args.append(num)
+    if link_bps is not None:
+        kwargs.setdefault('link_bps', link_bps)
     return build(parts[0], *args, **kwargs)
 
 

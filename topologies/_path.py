@@ -18,13 +18,14 @@ def add(filename):
 
 def topos(filename, name, builder, *params):
     """`topos` dict for Mininet: name -> function of the builder's
-    integer parameters (Mininet passes them as strings)."""
+    integer parameters (Mininet passes them as strings) and keyword
+    parameters (key=value, which Mininet passes as numbers)."""
     add(filename)
     from netsched import topology
     from netsched.emulator.mininet_adapter import mininet_topo
     build = getattr(topology, builder)
 
-    def make(*args):
-        return mininet_topo(build(*(int(a) for a in args)))
+    def make(*args, **kwargs):
+        return mininet_topo(build(*(int(a) for a in args), **kwargs))
     make.__doc__ = '%s(%s)' % (name, ', '.join(params))
     return {name: make}

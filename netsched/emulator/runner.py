@@ -343,11 +343,14 @@ def run(exp, log_path, say, attach=None):
     someone brought up, with agents started by hand (the commands are
     said)."""
     plan = taskgraph.build(exp)
-    link_mbps = exp.link_bps / exp.scale / 1e6
+    g = exp.graph()
+    fastest = max(d['capacity_bps'] for _, _, d in g.edges(data=True))
+    link_mbps = fastest / exp.scale / 1e6        # the Fabric's fastest link
     if link_mbps > 1000:
         raise ConfigError('%s: scale: links would be emulated at %.0f Mbit/s;'
-                          ' raise scale so that link_gbps * 1000 / scale <= '
-                          '1000 (this machine carries ~50 Mbit/s links well)'
+                          ' raise scale so that the fastest link (Gbit/s) '
+                          '* 1000 / scale <= 1000 (this machine carries '
+                          '~50 Mbit/s links well)'
                           % (exp.path or exp.name, link_mbps))
     out_dir = os.path.dirname(os.path.abspath(log_path))
     decision_log = os.path.join(out_dir, 'decisions.jsonl')
@@ -356,7 +359,7 @@ def run(exp, log_path, say, attach=None):
     if attach:
         fabric = attach
     else:
-        fabric = Fabric(exp.graph(), link_mbps=link_mbps, queues=exp.queues,
+        fabric = Fabric(g, link_mbps=link_mbps, queues=exp.queues,
                         mtu=exp.mtu, queue_packets=exp.queue_packets,
                         fair_queues=exp.fair_queues, log=say,
                         policy=exp.policy, policy_params=exp.policy_params,

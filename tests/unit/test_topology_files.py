@@ -10,7 +10,7 @@ DIR = os.path.join(os.path.dirname(__file__), '..', '..', 'topologies')
 
 @pytest.mark.parametrize('name,args,hosts,switches', [
     ('fattree', ('4',), 16, 20), ('leafspine', ('2', '2', '3'), 6, 4),
-    ('dumbbell', ('2',), 4, 2)])
+    ('dumbbell', ('2',), 4, 2), ('hybrid', ('4', '2', '2'), 8, 7)])
 def test_custom_file(name, args, hosts, switches):
     path = os.path.join(DIR, name + '.py')
     scope = {}
