@@ -6,6 +6,7 @@ backends get identical treatment. summary.json is a stable format
 """
 import csv
 import json
+import math
 import os
 
 import numpy as np
@@ -66,10 +67,13 @@ def compute(evs):
                 link_util.setdefault(name, []).append((t, e['dt'], u))
         elif k == 'shifts':                # None: released
             for j, v in e['shifts'].items():
-                rec = shifts.setdefault(j, {'grid': None, 'gates': []})
-                rec['grid'] = v or rec['grid']
+                rec = shifts.setdefault(j, {'grid': None, 'gates': [],
+                                            'since': None})
+                if v and v != rec['grid']:
+                    rec['grid'], rec['since'] = v, t
         elif k == 'gate':
-            shifts.setdefault(e['job'], {'grid': None, 'gates': []})[
+            shifts.setdefault(e['job'], {'grid': None, 'gates': [],
+                                         'since': None})[
                 'gates'].append((t, e['start'], e['drift']))
         elif k == 'placement':
             placements[e['job']] = {'candidates': e['candidates'],
@@ -125,6 +129,63 @@ def shift_summary(shifts):
                   'max_abs_drift_s': max((abs(d) for _, _, d in g),
                                          default=None)}
     return out
+
+
+CIRCLE_CAP_S = 10.0    # the longest unified circle drawn (as CASSINI's cap)
+
+
+def circle_arcs(m, cap_s=CIRCLE_CAP_S):
+    """The time-shifted jobs' communication folded onto their unified
+    circle (circles.png), or None (no shifted job). The perimeter is the
+    LCM of the jobs' grid periods (as last decided) rounded to 1 ms,
+    at most ``cap_s``. Per job: its shift and period, ``grid`` (its grid
+    points on the circle), ``arcs``: where its coflows that arrived
+    after that grid was decided were active, from their arrival to their end
+    (the log's end for one that did not end), each time t at (t mod
+    perimeter) / perimeter of a turn, a coflow crossing the circle's
+    start split in two, overlapping ones merged ([(from, to)] in turns,
+    sorted). What the backend did, not the plan."""
+    recs = {j: r for j, r in sorted(m.get('shifts', {}).items())
+            if r['grid'] is not None}
+    grids = {j: r['grid'] for j, r in recs.items()}
+    if not grids:
+        return None
+    lcm = 1
+    for _, period, *_ in grids.values():
+        ms = max(1, int(round(period * 1e3)))
+        lcm = lcm * ms // math.gcd(lcm, ms)
+    per = min(lcm, int(round(cap_s * 1e3))) / 1e3
+    spans = {j: [] for j in grids}
+    for c in m['coflows'].values():
+        if c.get('job') in spans and c.get('arrival_s') is not None \
+                and c['arrival_s'] > (recs[c['job']].get('since') or -1.0):
+            end = c['end_s'] if c.get('end_s') is not None \
+                else m['duration_s']
+            spans[c['job']].append((c['arrival_s'], end))
+    jobs = {}
+    for j, (shift, period, *_) in grids.items():
+        arcs = []
+        for t0, t1 in spans[j]:
+            a = (t0 % per) / per
+            b = a + (t1 - t0) / per
+            if b - a >= 1:
+                arcs.append((0.0, 1.0))
+            elif b > 1:
+                arcs += [(a, 1.0), (0.0, b - 1)]
+            else:
+                arcs.append((a, b))
+        merged = []
+        for a, b in sorted(arcs):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        n = max(1, int(round(per / period)))
+        jobs[j] = {'shift_s': shift, 'period_s': period, 'arcs': merged,
+                   'grid': sorted(((shift + k * period) % per) / per
+                                  for k in range(n))}
+    return {'perimeter_s': per, 'lcm_s': lcm / 1e3, 'capped': lcm / 1e3 > per,
+            'jobs': jobs}
 
 
 def iteration_times(m):
@@ -257,7 +318,9 @@ def write(out_dir, m, summary):
 
 
 def plot(out_dir, m, summary):
-    """iteration-time CDF per job, link utilisation over time, CCT CDF."""
+    """iteration-time CDF per job, link utilisation over time (with each
+    job's coflows below it, for a dozen jobs or fewer), CCT CDF, and for
+    time-shifted jobs their unified circle (circles.png)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -281,22 +344,49 @@ def plot(out_dir, m, summary):
         ax.grid(alpha=0.3)
         files.append(_save(fig, out_dir, 'iteration_cdf.png'))
     if m['links']:
-        fig, ax = plt.subplots(figsize=(7, 4))
+        # below, with a dozen jobs or fewer: when each job's coflows were
+        # active (who takes turns on the busiest link)
+        phases = {}
+        for c in m['coflows'].values():
+            if c.get('job') is not None and c.get('arrival_s') is not None:
+                end = c['end_s'] if c.get('end_s') is not None \
+                    else m['duration_s']
+                phases.setdefault(c['job'], []).append(
+                    (c['arrival_s'], end - c['arrival_s']))
+        phases = sorted(phases.items()) if len(phases) <= 12 else []
+        fig, axs = plt.subplots(
+            1 + bool(phases), 1, sharex=True, squeeze=False,
+            figsize=(7, 5 + 0.2 * len(phases) if phases else 4),
+            height_ratios=[3, 1 + 0.2 * len(phases)] if phases else None)
+        ax = axs[0][0]
         busiest = sorted(summary['links'].items(),
                          key=lambda kv: -kv[1]['mean_util'])[:8]
-        grid = sorted({t for v in m['links'].values() for t, _, _ in v})
+        # a sample holds for its dt; a link without one is idle
+        grid = sorted({round(x, 9) for v in m['links'].values()
+                       for t, dt, _ in v for x in (t, t + dt)})
         pos = {t: i for i, t in enumerate(grid)}
-        for name, _ in busiest:
-            u = np.zeros(len(grid))       # a missing sample is an idle link
+        for i, (name, _) in enumerate(busiest):
+            u = np.zeros(len(grid))
             for t, _, x in m['links'][name]:
-                u[pos[t]] = x
-            ax.step(grid, u, where='post', label=name, lw=1)
-        ax.set_xlabel('time (s)')
+                u[pos[round(t, 9)]] = x
+            # the busiest (the bottleneck) on top, in black
+            ax.step(grid, u, where='post', lw=1.5 if i == 0 else 1,
+                    label=name + (' (busiest)' if i == 0 else ''),
+                    color='k' if i == 0 else None, zorder=3 - bool(i))
         ax.set_ylabel('utilisation')
         ax.set_ylim(0, 1.05)
         ax.set_title('link utilisation, the %d busiest links' % len(busiest))
         ax.legend(fontsize='x-small', ncol=2)
         ax.grid(alpha=0.3)
+        for i, (job, spans) in enumerate(phases):
+            axs[1][0].broken_barh(spans, (i - 0.35, 0.7),
+                                  color='C%d' % (i % 10))
+        if phases:
+            axs[1][0].set_yticks(range(len(phases)),
+                                 [job for job, _ in phases])
+            axs[1][0].set_ylabel('coflows')
+            axs[1][0].grid(alpha=0.3, axis='x')
+        axs[-1][0].set_xlabel('time (s)')
         files.append(_save(fig, out_dir, 'link_utilization.png'))
     ccts = [c['cct_s'] for c in summary['coflows'].values()
             if c['cct_s'] is not None]
@@ -309,7 +399,49 @@ def plot(out_dir, m, summary):
         ax.set_ylabel('CDF')
         ax.grid(alpha=0.3)
         files.append(_save(fig, out_dir, 'cct_cdf.png'))
+    circles = circle_arcs(m)
+    if circles:
+        files.append(_save(_plot_circles(plt, circles, summary), out_dir,
+                           'circles.png'))
     return files
+
+
+def _plot_circles(plt, c, summary):
+    """circles.png: the unified circle (clockwise from the top), a ring
+    per shifted job with its coflows' arcs (circle_arcs) and a tick at
+    each of its grid points, the one at its shift the longest."""
+    fig = plt.figure(figsize=(6.6, 6.8))
+    ax = fig.add_subplot(projection='polar')
+    ax.set_theta_zero_location('N')
+    ax.set_theta_direction(-1)
+    turn = 2 * np.pi
+    for i, (j, r) in enumerate(sorted(c['jobs'].items())):
+        color = 'C%d' % (i % 10)
+        ax.bar([turn * (a + b) / 2 for a, b in r['arcs']], 0.6,
+               width=[turn * (b - a) for a, b in r['arcs']], bottom=i + 0.7,
+               color=color, alpha=0.8, label='%s: period %.0f ms, shift '
+               '%.0f ms' % (j, r['period_s'] * 1e3, r['shift_s'] * 1e3))
+        for k, g in enumerate(r['grid']):
+            at = (r['shift_s'] % c['perimeter_s']) / c['perimeter_s']
+            h = 0.5 if abs(g - at) < 1e-9 else 0.35
+            ax.plot([turn * g] * 2, [i + 1 - h, i + 1 + h], color='k',
+                    lw=2 if h == 0.5 else 1)
+    n = len(c['jobs'])
+    ax.set_ylim(0, n + 0.5)
+    ax.set_yticks([])
+    ax.set_xticks(np.linspace(0, turn, 8, endpoint=False))
+    ax.set_xticklabels(['%.0f ms' % (c['perimeter_s'] * 1e3 * k / 8)
+                        for k in range(8)], fontsize='small')
+    ax.set_title('%s (%s, %s): unified circle of %.0f ms%s\ncoflows folded '
+                 'onto it, ticks at grid points (long: the shift)'
+                 % (summary.get('experiment'), summary.get('backend'),
+                    summary.get('policy'), c['perimeter_s'] * 1e3,
+                    ' (capped; LCM %.0f ms)' % (c['lcm_s'] * 1e3)
+                    if c['capped'] else ''), fontsize='medium')
+    if n <= 12:
+        ax.legend(fontsize='small', loc='upper center',
+                  bbox_to_anchor=(0.5, -0.04), ncol=2)
+    return fig
 
 
 def _save(fig, out_dir, name):
