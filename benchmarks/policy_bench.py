@@ -58,6 +58,9 @@ CASES = {
     # CASSINI's placement and gate, random shifts
     'cassini': ('cassini-pair.yaml', ('fair', 'cassini:shifts=random'),
                 ('avg_iteration_s', 'avg_jct_s'), CASSINI_PAPER),
+    'cassini-twins': ('cassini-twins.yaml', ('fair', 'cassini:shifts=random'),
+                      ('avg_iteration_s', 'avg_jct_s'), CASSINI_PAPER,
+                      'cassini'),
     'cassini-fattree': ('cassini-fattree.yaml',
                         ('fair', 'cassini:shifts=none',
                          'cassini:shifts=random'),

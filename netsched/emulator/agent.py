@@ -190,6 +190,7 @@ class Agent:
         self.cls = dict(plan.get('classes', {}))
         self.rate = {}                 # task id -> emulated bytes/s
         self.shifts = {}               # job -> (shift, period, tol, max wait)
+        self.aligned = set()           # jobs started on their grid here
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
@@ -268,7 +269,9 @@ class Agent:
         shift = self.shifts.get(task['job'])
         if task['label'] != 'F0' or shift is None:
             return ready
-        start, drift = gate(ready - self.t0, *shift)
+        first = task['job'] not in self.aligned
+        self.aligned.add(task['job'])
+        start, drift = gate(ready - self.t0, *shift, first=first)
         self.tell(op='gate', job=task['job'], worker=task['worker'],
                   iter=task['iter'], t=ready, start=start + self.t0,
                   drift=drift)
@@ -401,6 +404,7 @@ class Agent:
                         int(k): v for k, v in m.get('sends', {}).items()})
                 elif m['op'] == 'shifts':
                     for j, v in m['shifts'].items():
+                        self.aligned.discard(j)     # a new grid: align
                         if v is None:
                             self.shifts.pop(j, None)
                         else:

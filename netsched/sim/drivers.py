@@ -130,6 +130,7 @@ class PlanDriver:
         self.wakes = set()
         self.done = 0
         self.shifts = {}                # job -> (shift, period, tol, max wait)
+        self.aligned = set()            # (job, worker) started on its grid
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
 
@@ -185,6 +186,8 @@ class PlanDriver:
         them."""
         shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
         if shifts != self.shifts:
+            self.aligned = {(j, w) for j, w in self.aligned
+                            if shifts.get(j) == self.shifts.get(j)}
             self.shifts = shifts
             self.eng.log.write(self.eng.now, 'shifts', shifts={
                 j: list(v) for j, v in sorted(shifts.items())})
@@ -197,7 +200,9 @@ class PlanDriver:
         eng = self.eng
         if t.label != 'F0' or t.job not in self.shifts:
             return eng.now
-        start, drift = gate(eng.now, *self.shifts[t.job])
+        first = (t.job, t.worker) not in self.aligned
+        self.aligned.add((t.job, t.worker))
+        start, drift = gate(eng.now, *self.shifts[t.job], first=first)
         eng.log.write(eng.now, 'gate', job=t.job, worker=t.worker,
                       iter=t.iter, start=round(start, 9),
                       drift=round(drift, 9))

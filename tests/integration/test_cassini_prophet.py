@@ -12,6 +12,17 @@ from netsched import events, experiment, run
 from .helpers import ROOT, check, summary
 
 
+def iterations(tmp_path, run, job):
+    """A job's iteration times in one run, in order (an iteration ends
+    when its last worker marks it)."""
+    ends = {}
+    for e in events.read(str(tmp_path / run / 'events.jsonl')):
+        if e['ev'] == 'iter' and e['job'] == job:
+            ends[e['iter']] = max(ends.get(e['iter'], 0.0), e['t'])
+    t = [ends[k] for k in sorted(ends)]
+    return [b - a for a, b in zip([0.0] + t, t)]
+
+
 def alone(tmp_path, name, job):
     """One job of an experiment run alone on the emulator: its mean
     iteration time."""
@@ -29,32 +40,54 @@ def alone(tmp_path, name, job):
     return s['jobs'][job]['iteration_time_s']['mean']
 
 
+def mean(x):
+    return sum(x) / len(x)
+
+
+# Iterations 2-4: the shifts are decided as the first iteration's
+# communication starts, and iteration 1 waits once for its grid point.
+# Unshifted twins start in lock-step; in the fluid model they stay so
+# (equal shares, no perturbation), on the emulator TCP gives one a few
+# ms more, it starts its next phase earlier, and they drift apart over
+# ~8 iterations (README, "Findings"): compared is the stretch where
+# they are still in each other's way.
+SETTLED = slice(2, 5)
+
+
 def test_cassini_keeps_two_compatible_jobs_near_their_times_alone(tmp_path):
     rep, why = check('cassini-twins', ['cassini', 'fair'], 'avg_iteration_s',
                      tmp_path)
-    cas, fair = (summary(tmp_path, 'emu', p)['jobs'] for p in
-                 ('cassini', 'fair'))
     t_alone = alone(tmp_path, 'cassini-twins', 'a')
-    it = lambda s, j: s[j]['iteration_time_s']['mean']   # noqa: E731
     for j in ('a', 'b'):
-        # without shifts the twins communicate at once in every
-        # iteration; with them they take turns
-        assert it(fair, j) > 1.1 * t_alone, why
-        assert abs(it(cas, j) - t_alone) < abs(it(fair, j) - t_alone), why
-    # the agents kept the shift: no start later than the tolerance, and
+        cas = iterations(tmp_path, 'emu-cassini', j)
+        fair = iterations(tmp_path, 'emu-fair', j)
+        assert len(cas) == len(fair) == 10, (cas, fair)
+        # shifted: the job's time alone and the 2% slack of its grid
+        assert mean(cas[SETTLED]) < 1.06 * t_alone, (j, cas, t_alone)
+        assert mean(cas[2:]) < 1.06 * t_alone, (j, cas, t_alone)
+        # unshifted, over the same iterations: in each other's way
+        assert mean(fair[SETTLED]) > 1.08 * t_alone, (j, fair, t_alone)
+    # the agents kept the shift: after its first (aligning) start, no
+    # worker started later than the tolerance after its grid point, and
     # every communication phase of b began the decided shift after one
-    # of a's (within the tolerance), as the hosts reported them
+    # of a's, as the hosts reported them
     s = summary(tmp_path, 'emu', 'cassini')['shifts']
-    assert s['a']['gated'] >= 8 and s['b']['gated'] >= 8, s
-    assert s['a']['late'] == 0 and s['b']['late'] == 0, s
     per, tol = s['a']['period_s'], s['a']['tolerance_s']
+    evs = events.read(str(tmp_path / 'emu-cassini' / 'events.jsonl'))
+    gates = {}
+    for e in evs:
+        if e['ev'] == 'gate':
+            gates.setdefault((e['job'], e['worker']), []).append(e)
+    assert len(gates) == 4, gates
+    for key, g in gates.items():
+        assert len(g) >= 8, key
+        assert all(e['drift'] <= tol for e in g[1:]), (key, g)
     delta = (s['b']['shift_s'] - s['a']['shift_s']) % per
     assert 0.1 <= delta <= per - 0.1, s          # apart by a comm phase
-    evs = events.read(str(tmp_path / 'emu-cassini' / 'events.jsonl'))
     decided = min(e['t'] for e in evs if e['ev'] == 'shifts')
     arr = {j: [e['t'] for e in evs if e['ev'] == 'coflow'
                and e.get('job') == j] for j in ('a', 'b')}
-    later = [t for t in arr['b'] if t > decided + per]
+    later = [t for t in arr['b'] if t > decided + 2 * per]
     assert len(later) >= 6, arr
     for tb in later:
         off = min(abs(((tb - ta - delta) + per / 2) % per - per / 2)
