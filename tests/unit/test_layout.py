@@ -61,6 +61,11 @@ def forbidden(name):
                 'netsched.fluid', 'netsched.routing', 'netsched.topology',
                 'netsched.experiment', 'netsched.events', 'netsched.metrics'
                 } | set(BACKENDS) | set(UI)
+    elif under(name, ('netsched.circuits',)):
+        # pure like the policies: numpy, networkx, netsched.errors and
+        # itself; nothing else of netsched (not even the policies)
+        bad |= {'mininet'} | ({n for n, _ in PACKAGE if n.count('.') == 1}
+                              - {'netsched.errors', 'netsched.circuits'})
     elif under(name, ('netsched.control',)):
         bad |= {'mininet'} | set(BACKENDS) | set(UI)
     elif under(name, ('netsched.sim',)):
@@ -103,3 +108,10 @@ def test_rules_catch_a_violation():
     assert under('netsched.sim.engine', forbidden('netsched.policies.x'))
     assert under('ryu.base', forbidden('netsched.control.core'))
     assert not under('numpy', forbidden('netsched.policies.x'))
+    for bad in ('netsched.sim.engine', 'netsched.emulator.fabric',
+                'netsched.control.core', 'netsched.policies.base',
+                'netsched.topology', 'mininet.net'):
+        assert under(bad, forbidden('netsched.circuits.matching')), bad
+    for ok in ('numpy', 'networkx', 'netsched.errors',
+               'netsched.circuits.base'):
+        assert not under(ok, forbidden('netsched.circuits.osdl')), ok
