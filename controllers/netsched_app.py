@@ -101,7 +101,7 @@ class NetschedController(app_manager.RyuApp):
         self.barrier_waiters = {}       # xid -> callable
         self.agents = {}                # host -> (file, lock)
         self.server = hub.spawn(self._serve)
-        if self.core.scheduler is not None:
+        if self.core.scheduler is not None or self.core.circuits is not None:
             self.ticker = hub.spawn(self._tick)
         self.poller = hub.spawn(self._poll_ports)
 
@@ -139,6 +139,7 @@ class NetschedController(app_manager.RyuApp):
         records = list(out.log)
         if not out.mods:
             self._log(records, out, t_in, None)
+            self._next_circuit_step(out)
             return
         left = {'n': len(out.mods)}
 
@@ -146,9 +147,16 @@ class NetschedController(app_manager.RyuApp):
             left['n'] -= 1
             if left['n'] == 0:
                 self._log(records, out, t_in, time.monotonic())
+                self._next_circuit_step(out)
         for dpid, mods in out.mods.items():
             if not self._send(dpid, mods, confirmed):
                 confirmed()
+
+    def _next_circuit_step(self, out):
+        """A circuit step is in every switch it touched: the next."""
+        if out.token is not None:
+            now = time.monotonic()
+            self._apply(self.core.on_confirmed(out.token, now), now)
 
     def _log(self, records, out, t_in, t_done):
         if out.decided or out.mods:

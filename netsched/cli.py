@@ -195,7 +195,8 @@ def _experiment(a):
     from . import experiment
     return experiment.load(a.experiment, backend=getattr(a, 'backend', None),
                            policy=getattr(a, 'policy', None),
-                           trace=getattr(a, 'trace', None))
+                           trace=getattr(a, 'trace', None),
+                           circuits=getattr(a, 'circuits', None))
 
 
 def cmd_check(a):
@@ -218,6 +219,17 @@ def cmd_check(a):
                          len(topo.hosts(g)), exp.link_bps / 1e9, exp.scale,
                          exp.link_bps / exp.scale / 1e6,
                          'exact' if exp.queues is None else exp.queues))
+    if exp.circuits is not None:
+        planes, tors = topo.planes(g), topo.tors(g)
+        up = sum(d['capacity_bps'] for m, d in g[tors[0]].items()
+                 if g.nodes[m]['role'] == 'spine')
+        print('  circuits: scheduler %s%s; %d ToRs, %d circuit(s) each of '
+              '%.4g Gbit/s, packet uplinks %.4g Gbit/s per ToR, '
+              'reconfiguration %g ms'
+              % (exp.circuits[0], ' %s' % exp.circuits[1]
+                 if exp.circuits[1] else '', len(tors), len(planes),
+                 g[tors[0]][planes[0]]['capacity_bps'] / 1e9, up / 1e9,
+                 g.graph['reconfig_s'] * 1e3))
     if exp.backend == 'emu':
         _resolution(exp, plan)
     if plan is not None:
@@ -455,6 +467,9 @@ def build_parser():
                        "or NAME:key=value:... (e.g. geryon:classes=1)")
         p.add_argument('--trace', help="coflow trace file (overrides the "
                        "file's trace.path)")
+        p.add_argument('--circuits', help="a hybrid fabric's circuit "
+                       "scheduler, overriding the file's: NAME or "
+                       "NAME:key=value:... (e.g. matching:period_s=0.1)")
         if name == 'run':
             p.add_argument('--out', help='output directory (default '
                            'results/<name>-<backend>-<policy>-<time>)')

@@ -95,6 +95,8 @@ class Experiment:
     sample_s: float = 0.1
     completion_tolerance: float = 1e-3
     timeout_s: float = None
+    # a hybrid fabric's circuit scheduler: (name, {parameter: value})
+    circuits: tuple = None
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
@@ -353,12 +355,56 @@ def _load_yaml(path):
         raise ConfigError('%s: not valid YAML: %s' % (path, e)) from None
 
 
-def load(path, backend=None, policy=None, trace=None):
+def _circuits(c, g, where, override=None):
+    """The circuit scheduler of a hybrid fabric (``circuits: NAME`` or
+    ``circuits: {scheduler: NAME, PARAM: VALUE, ...}``; default ``none``:
+    the packet core only), checked; None on a fabric without circuit
+    switches, where the key is an error. ``override``: NAME or
+    NAME:key=value:... from the command line (parameters the file gives
+    for the same scheduler are kept unless overridden)."""
+    from . import circuits
+    v = c.get('circuits')
+    if override is not None:
+        name, params = circuits.parse_spec(override)
+        if isinstance(v, dict) and v.get('scheduler') == name:
+            params = dict({k: x for k, x in v.items() if k != 'scheduler'},
+                          **params)
+        if not topo.planes(g):
+            raise ConfigError('--circuits: %s: the topology has no optical '
+                              'circuit switch (use hybrid,...)' % where)
+        v = dict(params, scheduler=name)
+    if not topo.planes(g):
+        if v is not None:
+            c.fail('circuits', 'the topology has no optical circuit switch '
+                   '(use hybrid,...)')
+        return None
+    if v is None:
+        v = 'none'
+    if isinstance(v, str):
+        v = {'scheduler': v}
+    if not isinstance(v, dict) or not isinstance(v.get('scheduler'), str):
+        c.fail('circuits', 'must be a scheduler name or a mapping with '
+               'scheduler and its parameters, got %r' % (v,))
+    params = {k: x for k, x in v.items() if k != 'scheduler'}
+    sched = circuits.make(v['scheduler'], params,
+                          where='%s: circuits' % where)
+    check = getattr(sched, 'check', None)
+    if check is not None:
+        try:
+            check(topo.tors(g), len(topo.planes(g)))
+        except ConfigError as e:
+            c.fail('circuits', str(e))
+    return v['scheduler'], params
+
+
+def load(path, backend=None, policy=None, trace=None, circuits=None):
     """Read and check an experiment file; CLI overrides win."""
-    return from_dict(_load_yaml(path), path, backend, policy, trace)
+    return from_dict(_load_yaml(path), path, backend, policy, trace,
+                     circuits)
 
 
-def from_dict(d, path=None, backend=None, policy=None, trace=None):
+def from_dict(d, path=None, backend=None, policy=None, trace=None,
+              circuits=None):
     where = path or 'experiment'
     c = _Checker(where, d)
     name = c.string('name', os.path.splitext(os.path.basename(path))[0]
@@ -445,6 +491,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
         params = dict(per[pname], **params)
     label = label or pname
     policies.make(pname, params, where='%s: policy' % where)
+    circuits = _circuits(c, g, where, circuits)
 
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     jobs = []
@@ -512,4 +559,4 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None):
                       big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),
-                      timeout_s=timeout_s, raw=d)
+                      timeout_s=timeout_s, circuits=circuits, raw=d)

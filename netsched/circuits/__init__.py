@@ -22,7 +22,7 @@ from .base import (CircuitDecision, CircuitScheduler,  # noqa: F401
                    CircuitSnapshot, JobTraffic, check_circuits)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
-MODULES = ('none', 'matching', 'osdl')
+MODULES = ('none', 'static', 'matching', 'osdl')
 
 
 def load_all():

@@ -28,6 +28,7 @@ Replies carry "ok": true plus fields, or "ok": false and "error".
 """
 from . import openflow as of
 from .linkload import LinkLoad
+from .circuits import CircuitControl
 from .scheduler import Outcome, Scheduler
 from .. import fluid, qos
 from .. import topology as topo
@@ -35,7 +36,8 @@ from ..errors import NetschedError
 
 
 class ControllerCore:
-    def __init__(self, g, queues, policy=None, scale=1.0, decision_log=None):
+    def __init__(self, g, queues, policy=None, scale=1.0, decision_log=None,
+                 circuits=None):
         self.g = g
         self.scale = scale
         self.decision_log = decision_log
@@ -45,19 +47,26 @@ class ControllerCore:
         self.connected, self.ready = set(), set()
         self.rules = {}                 # id -> (match dict, cls, priority)
         self._next_id = 1
-        net = fluid.Network(g)          # one path table for both
+        net = fluid.Network(g)          # one path table for all
         self.scheduler = None if policy is None else Scheduler(
             g, self.queues, policy, scale, net=net)
+        self.circuits = None if circuits is None else CircuitControl(
+            g, circuits, net)
+        if self.scheduler is not None and self.circuits is not None:
+            self.scheduler.track_transfers = bool(circuits.needs)
         self.load = LinkLoad(g, net, scale)
 
     @classmethod
     def from_description(cls, desc):
-        from .. import policies
+        from .. import circuits, policies
         p = desc.get('policy') or {}
         policy = None if not p.get('name') else policies.make(
             p['name'], p.get('params'), where='controller policy')
+        c = desc.get('circuits') or {}
+        sched = None if not c.get('name') else circuits.make(
+            c['name'], c.get('params'), where='controller circuits')
         return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
-                   desc.get('scale', 1.0), desc.get('decision_log'))
+                   desc.get('scale', 1.0), desc.get('decision_log'), sched)
 
     def dpid(self, switch):
         return self.g.nodes[switch]['dpid']
@@ -71,7 +80,8 @@ class ControllerCore:
             return None
         self.connected.add(dpid)
         self.ready.discard(dpid)
-        mods = of.switch_program(self.g, sw)
+        mods = of.switch_program(self.g, sw) if self.circuits is None \
+            else self.circuits.program(sw)
         if dpid in self.ingress:
             mods += [self._rule_mod(i) for i in sorted(self.rules)]
             if self.scheduler is not None:
@@ -114,12 +124,42 @@ class ControllerCore:
             self.scheduler.note_cost(seconds)
 
     def step(self, now):
-        """Time passed: the scheduler decides if something changed."""
-        if self.scheduler is None:
-            return Outcome({}, {}, [])
-        out = self.scheduler.step(now)
+        """Time passed: the scheduler decides if something changed, and
+        on a hybrid fabric the circuit scheduler (its steps' FlowMods
+        carry a token: confirm them with on_confirmed)."""
+        out = Outcome({}, {}, []) if self.scheduler is None \
+            else self.scheduler.step(now)
+        if self.circuits is not None and self.circuits_ready():
+            self._add_circuits(out, self.circuits.step(now, self._demand()))
         out.mods = self._connected_only(out.mods)
         return out
+
+    def on_confirmed(self, token, now):
+        """Every switch answered the barrier of a circuit step's
+        FlowMods: the next step's Outcome."""
+        out = Outcome({}, {}, [])
+        if self.circuits is not None:
+            self._add_circuits(out, self.circuits.confirmed(
+                token, now, self._demand()))
+        out.mods = self._connected_only(out.mods)
+        return out
+
+    def circuits_ready(self):
+        """Circuits are decided once every switch is up (a plane that
+        connects later would get its circuits at connection anyway, but
+        the first reconfiguration's blackout is then the run's)."""
+        return len(self.ready) == len(self.switch_of)
+
+    def _demand(self):
+        return None if self.scheduler is None else self.scheduler.demand
+
+    @staticmethod
+    def _add_circuits(out, step):
+        mods, log, token = step
+        for dpid, ms in mods.items():
+            out.mods.setdefault(dpid, []).extend(ms)
+        out.log += log
+        out.token = token
 
     def _op_status(self, req, now):
         return _reply({'switches': len(self.switch_of),
@@ -141,7 +181,26 @@ class ControllerCore:
         st = {'policy': None} if self.scheduler is None \
             else self.scheduler.status()
         st['links'] = self.load.busiest()
+        if self.circuits is not None:
+            st['circuits'] = self.circuits.status()
         return _reply(st)
+
+    def _op_circuits(self, req, now):
+        """Ask for a circuit configuration by hand: ``pairs`` [[ToR,
+        ToR], ...] (each on the lowest plane free at both), set up at the
+        next step through the usual reconfiguration; the scheduler's next
+        decision may change it again (``static`` and ``none`` never do
+        unless the jobs change). The reply says what was asked."""
+        if self.circuits is None:
+            raise NetschedError('circuits: this fabric has no circuit '
+                                'switch')
+        from ..circuits import make
+        want = make('static', {'pairs': req.get('pairs', [])},
+                    where='circuits').circuits(tuple(self.circuits.tors),
+                                               len(self.circuits.planes))
+        self.circuits.request(want)
+        return _reply({'circuits': [list(c) for c in sorted(
+            self.circuits.names(want))]})
 
     def _op_set_class(self, req, now):
         match = of.check_match(req.get('match'))

@@ -41,6 +41,7 @@ class Conn:
     dpid: int                 # the ingress switch
     path: int                 # path id in the fluid network
     coflow: str = None        # whose data it carries now
+    ends: tuple = None        # (src host, dst host, sport, dport)
 
 
 def _optional(x):
@@ -126,9 +127,15 @@ class Demand:
         match = of.check_match(of.connection_match(
             self.g.nodes[host]['ip'], c['dst_ip'], int(c['sport']),
             int(c['dport'])))
+        ends = (host, dst, int(c['sport']), int(c['dport']))
         return Conn((host, int(c['id'])), tuple(sorted(match.items())),
-                    self.ingress[host],
-                    self.net.path_id(host, dst, c['sport'], c['dport']))
+                    self.ingress[host], self.net.path_id(*ends), ends=ends)
+
+    def reroute(self):
+        """The connections' paths again, after the routing changed (a
+        hybrid fabric's circuits: fluid.Network.set_circuits)."""
+        for c in self.conns.values():
+            c.path = self.net.path_id(*c.ends)
 
     def _planned(self, host, s, known):
         key = (host, int(s['conn']))

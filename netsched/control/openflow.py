@@ -12,8 +12,11 @@ Tables:
               next hop is an output, several write the next-hop set's id
               into the metadata and go to 2
   2 ECMP      the 5-tuple hash of netsched.routing as masked matches
+An optical circuit switch (a hybrid fabric's OCS plane) has none of
+these: its only rules are its circuits, in table 0, each port of a
+circuit output to the other (:func:`circuit_rules`).
 Cookies carry the owner in the top byte, so one owner's rules are
-removed with one masked delete: routing, manual classification rules
+removed with one masked delete: routing, circuits, manual classification rules
 (``set_class`` on the control channel), and the scheduler, whose rules
 carry the serial number of the coflow (or job) that owns them in the
 low bits, so a finished coflow's rules go with one exact-cookie delete.
@@ -31,7 +34,8 @@ CLASSIFY_TABLE, FORWARD_TABLE, ECMP_TABLE = 0, 1, 2
 ALL_TABLES = 0xff
 OWNER_SHIFT = 56
 OWNER_MASK = 0xff << OWNER_SHIFT
-OWNER_ROUTING, OWNER_CLASSIFY, OWNER_SCHEDULE = 1, 2, 3
+OWNER_ROUTING, OWNER_CLASSIFY, OWNER_SCHEDULE, OWNER_CIRCUIT = 1, 2, 3, 4
+CIRCUIT_PRIORITY = 100
 SCHEDULE_PRIORITY = 200        # above manual classification rules (100)
 ETH_IP, ETH_ARP = 0x0800, 0x0806
 
@@ -95,20 +99,21 @@ def delete_all():
     return FlowMod(table=ALL_TABLES, command='delete')
 
 
-def _portsets(g, switch):
+def _portsets(g, switch, circuits=()):
     """Forwarding table plus an id (1..) for every multi-port set."""
-    table = routing.forwarding_table(g, switch)
+    table = routing.forwarding_table(g, switch, circuits)
     sets = sorted({p for p in table.values() if len(p) > 1})
     return table, {p: i + 1 for i, p in enumerate(sets)}
 
 
-def route_rules(g, switch):
+def route_rules(g, switch, circuits=()):
     """Tables 0-2 for one switch: the classification default, one
-    forwarding rule per destination, and the ECMP hash rules."""
+    forwarding rule per destination, and the ECMP hash rules (a ToR's
+    over the live ``circuits`` it sends over, see routing)."""
     ck = cookie(OWNER_ROUTING)
     rules = [FlowMod(table=CLASSIFY_TABLE, priority=0, goto=FORWARD_TABLE,
                      cookie=ck)]
-    table, set_ids = _portsets(g, switch)
+    table, set_ids = _portsets(g, switch, circuits)
     for host in topo.hosts(g):
         ports = table.get(host)
         if not ports:
@@ -164,10 +169,51 @@ def ecmp_rules(ports, set_id, salt=0, ck=0):
     return rules
 
 
-def switch_program(g, switch):
+def switch_program(g, switch, circuits=()):
     """Everything a switch gets when it connects: a clean slate, then
-    its routes. Classification rules are added on top by the caller."""
-    return [delete_all()] + route_rules(g, switch)
+    its routes (over the ``circuits`` ToRs send over), or for an optical
+    circuit switch its live circuits. Classification rules are added on
+    top by the caller."""
+    if g.nodes[switch]['role'] == topo.OCS:
+        return [delete_all()] + [m for c in sorted(circuits)
+                                 if c[0] == switch
+                                 for m in circuit_rules(g, c)]
+    return [delete_all()] + route_rules(g, switch, circuits)
+
+
+def circuit_rules(g, circuit, command='add'):
+    """The two rules of a circuit (topology.circuit: plane, ToR, ToR) in
+    its plane: each ToR's port output to the other's; ``delete_strict``
+    to remove them."""
+    plane, a, b = circuit
+    ck = cookie(OWNER_CIRCUIT)
+    out = []
+    for u, v in ((a, b), (b, a)):
+        if command == 'add':
+            out.append(FlowMod(CLASSIFY_TABLE, CIRCUIT_PRIORITY,
+                               _m(in_port=topo.port(g, plane, u)),
+                               (('output', topo.port(g, plane, v)),),
+                               cookie=ck))
+        else:
+            out.append(FlowMod(CLASSIFY_TABLE, CIRCUIT_PRIORITY,
+                               _m(in_port=topo.port(g, plane, u)),
+                               command='delete_strict', cookie=ck,
+                               cookie_mask=OWNER_MASK))
+    return out
+
+
+def rule_diff(old, new):
+    """FlowMods that turn a switch's rules ``old`` into ``new`` (both
+    lists of 'add' FlowMods): deletes (strict) of the rules whose (table,
+    priority, match) is gone, first, then the rules that are new or
+    changed (an add replaces a rule of the same match and priority)."""
+    key = lambda m: (m.table, m.priority, m.match)    # noqa: E731
+    keep = {key(m) for m in new}
+    have = set(old)
+    dels = [FlowMod(m.table, m.priority, m.match, command='delete_strict',
+                    cookie=m.cookie, cookie_mask=OWNER_MASK)
+            for m in old if key(m) not in keep]
+    return dels + [m for m in new if m not in have]
 
 
 # --- classification (scheduling) ----------------------------------------

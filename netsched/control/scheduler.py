@@ -62,6 +62,8 @@ class Outcome:
     reply: dict = None        # for a request on the channel
     since: float = None       # the first report the decision answers
     core_ms: float = 0.0      # time the core took (measured by the app)
+    token: int = None         # a circuit step: confirm it (on_confirmed)
+                              # once every switch answered its barrier
 
     @property
     def n_mods(self):
@@ -78,6 +80,9 @@ class Scheduler:
         self.net = net if net is not None else fluid.Network(g)
         self.rules = RuleTable(queues)
         self.run = None
+        # transfer reports wanted whatever the policy (a circuit scheduler
+        # that reads the demand or the jobs)
+        self.track_transfers = False
         self._reset()
 
     def _reset(self):
@@ -123,7 +128,8 @@ class Scheduler:
         (static) needs no per-transfer reports, only job progress; they
         cost the emulated hosts CPU (5% of the parameter-server pattern's
         iteration time, measured)."""
-        if getattr(self.policy, 'static', False):
+        if getattr(self.policy, 'static', False) and \
+                not self.track_transfers:
             return ['mark']
         if getattr(self.policy, 'progress', False):
             return ['start', 'recv', 'mark', 'progress']

@@ -34,14 +34,15 @@ class ControllerProcess:
     """The Ryu app for one fabric, run in ``state``'s directory."""
 
     def __init__(self, state, g, queues, scale=1.0, policy=None,
-                 policy_params=None, decision_log=None):
+                 policy_params=None, decision_log=None, circuits=None):
         self.state = state
         self.socket_path = os.path.join(state.dir, 'ctl.sock')
         self.desc = fabric_description(g, queues, self.socket_path,
                                        policy=policy,
                                        policy_params=policy_params,
                                        scale=scale,
-                                       decision_log=decision_log)
+                                       decision_log=decision_log,
+                                       circuits=circuits)
         self.proc = None
         self.log_path = os.path.join(state.dir, 'ryu.log')
 

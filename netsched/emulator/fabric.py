@@ -51,6 +51,8 @@ class Fabric:
                     None = none: routes only) and its parameters
       decision_log  where the controller appends its decisions (JSON
                     lines), or None
+      circuits      a hybrid fabric's circuit scheduler, (name, params)
+                    (netsched.circuits), or None: no circuit ever
     """
 
     def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
@@ -58,7 +60,7 @@ class Fabric:
                  controller=True,
                  log=None,
                  run_id=None, ready_timeout_s=60.0, policy=None,
-                 policy_params=None, decision_log=None):
+                 policy_params=None, decision_log=None, circuits=None):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
                               '(Mininet links stop at 1 Gbit/s)' % (link_mbps,))
@@ -77,6 +79,7 @@ class Fabric:
         self.use_controller = controller
         self.policy, self.policy_params = policy, dict(policy_params or {})
         self.decision_log = decision_log
+        self.circuits = circuits
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
         self.run_id = run_id or time.strftime('%Y%m%d-%H%M%S-') + \
@@ -149,12 +152,12 @@ class Fabric:
         setLogLevel('error')
         port = _free_port()
         if self.use_controller:
-            if self.policy and not self.decision_log:
+            if (self.policy or self.circuits) and not self.decision_log:
                 self.decision_log = os.path.join(self.state.dir,
                                                  'decisions.jsonl')
             self.controller = ControllerProcess(
                 self.state, self.g, self.queues, self.scale, self.policy,
-                self.policy_params, self.decision_log)
+                self.policy_params, self.decision_log, self.circuits)
             self.controller.start(port)
         self.timings['controller_s'] = time.monotonic() - t0
 

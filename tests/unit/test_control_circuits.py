@@ -1,0 +1,143 @@
+"""The controller's circuit steps on a hybrid fabric (issue 13), driven
+without Ryu: the decided circuits become exactly the planes' rules, the
+ToRs are routed over a circuit only after the plane has it (barriers
+confirm each step), and removed from it before the plane drops it."""
+import pytest
+
+from netsched import circuits, policies
+from netsched import topology as topo
+from netsched.control import openflow as of
+from netsched.control.core import ControllerCore
+
+G = topo.hybrid(4, 1, circuits=1, reconfig_ms=10)
+DPID = {n: G.nodes[n]['dpid'] for n in topo.switches(G)}
+
+
+def core(scheduler, policy='fair'):
+    c = ControllerCore(G, 8, policies.make(policy), scale=500.0,
+                       circuits=scheduler)
+    for d in DPID.values():
+        c.on_connect(d)
+        c.on_ready(d)
+    return c
+
+
+def plane_rules(mods):
+    return sorted((dict(m.match)['in_port'], m.actions[0][1], m.command)
+                  if m.actions else (dict(m.match)['in_port'], None,
+                                     m.command)
+                  for m in mods.get(DPID['o0'], []))
+
+
+def test_a_plane_gets_only_its_circuits_and_tors_follow_after():
+    c = core(circuits.make('static', {'pairs': [['t0', 't1']]}))
+    # the plane's program at connection: nothing but a clean slate
+    assert c.on_connect(DPID['o0']) == [of.delete_all()]
+    c.on_ready(DPID['o0'])
+    out = c.step(0.0)                   # decided; the blackout begins
+    assert out.mods == {} and out.token is None
+    assert [r['kind'] for r in out.log] == ['circuit_decision']
+    assert out.log[0]['circuits'] == [['o0', 't0', 't1']]
+    assert c.step(0.005).mods == {}      # still dark
+    out = c.step(0.010)                 # the plane joins t0's and t1's ports
+    assert set(out.mods) == {DPID['o0']}
+    assert plane_rules(out.mods) == [(1, 2, 'add'), (2, 1, 'add')]
+    assert out.token is not None
+    # until confirmed, the ToRs do not send over it
+    assert c.step(0.011).mods == {}
+    out = c.on_confirmed(out.token, 0.012)
+    assert set(out.mods) == {DPID['t0'], DPID['t1']}
+    to_rack1 = [m for m in out.mods[DPID['t0']]
+                if dict(m.match).get('ipv4_dst') == G.nodes['h1_0']['ip']]
+    assert to_rack1[0].actions == (('output', topo.port(G, 't0', 'o0')),)
+    # rack 2 is untouched (still over the packet core)
+    assert not [m for m in out.mods[DPID['t0']]
+                if dict(m.match).get('ipv4_dst') == G.nodes['h2_0']['ip']]
+    assert [r['step'] for r in out.log] == ['route']
+    assert c.on_confirmed(out.token, 0.013).mods == {}
+    # a switch that reconnects gets the circuits' state
+    assert plane_rules({DPID['o0']: c.on_connect(DPID['o0'])[1:]}) == [
+        (1, 2, 'add'), (2, 1, 'add')]
+    prog = c.on_connect(DPID['t1'])
+    assert any(dict(m.match).get('ipv4_dst') == G.nodes['h0_0']['ip']
+               and m.actions == (('output', topo.port(G, 't1', 'o0')),)
+               for m in prog)
+
+
+def test_a_swap_routes_away_before_the_plane_drops_the_circuit():
+    s = circuits.make('static', {'pairs': [['t0', 't1']]})
+    c = core(s)
+    c.step(0.0)
+    t = c.on_confirmed(c.step(0.01).token, 0.011).token
+    c.on_confirmed(t, 0.012)
+    s.pairs = (('t0', 't2'),)            # a new wish at the next decision
+    c.circuits.next_at, c.circuits.jobs_seen = 1.0, None
+    out = c.step(1.0)
+    assert [r['kind'] for r in out.log] == ['circuit_decision', 'circuits']
+    assert out.log[1]['step'] == 'route'     # ToRs leave t0-t1 first
+    assert DPID['o0'] not in out.mods
+    out = c.on_confirmed(out.token, 1.001)
+    assert plane_rules(out.mods) == [(1, None, 'delete_strict'),
+                                     (2, None, 'delete_strict')]
+    out = c.on_confirmed(out.token, 1.002)   # dark for 10 ms
+    assert out.mods == {}
+    assert c.step(1.005).mods == {}
+    out = c.step(1.012)
+    assert plane_rules(out.mods) == [(1, 3, 'add'), (3, 1, 'add')]
+    kinds = [r['step'] for r in out.log]
+    assert kinds == ['add']
+
+
+def test_the_decided_circuits_are_a_valid_configuration_or_refused():
+    class Bad(circuits.CircuitScheduler):
+        name = 'bad'
+        decides_on = 'jobs'
+
+        def decide(self, snap):
+            return circuits.CircuitDecision(frozenset({(0, 0, 1),
+                                                       (0, 1, 2)}))
+    c = core(Bad())
+    with pytest.raises(ValueError, match='two'):
+        c.step(0.0)
+
+
+def test_none_decides_nothing():
+    c = core(circuits.make('none'))
+    for t in (0.0, 1.0, 5.0):
+        out = c.step(t)
+        assert out.mods == {} and out.log == []
+
+
+def test_circuits_asked_for_by_hand_go_through_the_same_steps():
+    c = core(circuits.make('none'))
+    out = c.handle({'op': 'circuits', 'pairs': [['t2', 't3']]}, 0.0)
+    assert out.reply == {'ok': True, 'circuits': [['o0', 't2', 't3']]}
+    out = c.step(0.0)
+    assert out.log[0]['scheduler'] == 'request' and out.mods == {}
+    out = c.step(0.010)
+    assert plane_rules(out.mods) == [(3, 4, 'add'), (4, 3, 'add')]
+    st = c.handle({'op': 'decision'}, 0.011).reply['circuits']
+    assert st['live'] == [] and st['reconfiguring']   # not confirmed yet
+    out = c.on_confirmed(out.token, 0.011)
+    st = c.handle({'op': 'decision'}, 0.012).reply['circuits']
+    assert st['live'] == st['routed'] == [['o0', 't2', 't3']]
+    c.on_confirmed(out.token, 0.012)
+    assert not c.handle({'op': 'decision'}, 0.013).reply['circuits'][
+        'reconfiguring']
+    bad = c.handle({'op': 'circuits', 'pairs': [['t2', 't7']]}, 0.02)
+    assert not bad.reply['ok'] and 't7' in bad.reply['error']
+    plain = ControllerCore(topo.dumbbell(2), 8)
+    assert 'no circuit switch' in plain.handle(
+        {'op': 'circuits', 'pairs': []}, 0.0).reply['error']
+
+
+def test_a_demand_driven_circuit_scheduler_gets_transfer_reports():
+    # fair decides nothing and asks only for iteration marks; matching
+    # reads the demand, so the agents report their transfers too
+    def reports(sched):
+        c = core(sched)
+        out = c.handle({'op': 'register', 'host': 'h0_0', 'run': 'r',
+                        'conns': [], 'sends': []}, 0.0)
+        return out.reply['reports']
+    assert reports(circuits.make('none')) == ['mark']
+    assert reports(circuits.make('matching')) == ['start', 'recv', 'mark']
