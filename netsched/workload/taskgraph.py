@@ -224,6 +224,7 @@ def build(exp, with_trace=True):
     policy = policies.make(exp.policy, exp.policy_params)
     shape = policy.workload()
     net = None
+    placer = _placer(policy, exp)
     free = set(hosts)
     plan = Plan()
     t_arr = 0.0
@@ -246,7 +247,7 @@ def build(exp, with_trace=True):
                 if net is None:
                     from .. import fluid
                     net = fluid.Network(g)
-                placed = _choose(plan, policy, _shaped(spec, shape), model,
+                placed = _choose(plan, placer, _shaped(spec, shape), model,
                                  arrival, free, net,
                                  lanes=shape.get('ps_lanes', 1))
             else:
@@ -299,25 +300,78 @@ def _trace(plan, exp, hosts):
                           'nothing to run' % where)
 
 
+def _placer(policy, exp):
+    """Who picks among a job's candidate placements: the flow policy
+    if it places (CASSINI), else a hybrid fabric's circuit scheduler if
+    it places (OSDL), else the flow policy (which takes the first)."""
+    from ..policies import Policy
+    if type(policy).place is not Policy.place or exp.circuits is None:
+        return policy
+    from .. import circuits
+    sched = circuits.make(*exp.circuits)
+    if type(sched).place is circuits.CircuitScheduler.place:
+        return policy
+    return _CircuitPlacer(sched, exp.graph())
+
+
+class _CircuitPlacer:
+    """A circuit scheduler's place() in a flow policy's shape: jobs as
+    JobTraffic (bytes one iteration sends between ToRs) on the fabric's
+    static snapshot."""
+
+    def __init__(self, sched, g):
+        import numpy as np
+        from .. import circuits
+        self.name, self.sched, self.g = sched.name, sched, g
+        tors, planes = topo.tors(g), topo.planes(g)
+        self.index = {t: i for i, t in enumerate(tors)}
+        self.snap = circuits.CircuitSnapshot(
+            t=0.0, tors=tuple(tors), planes=len(planes),
+            demand=np.zeros((len(tors), len(tors))), circuits=frozenset(),
+            since={}, circuit_bps=g[tors[0]][planes[0]]['capacity_bps'],
+            packet_bps=np.array([sum(
+                d['capacity_bps'] for m, d in g[t].items()
+                if g.nodes[m]['role'] == 'spine') for t in tors]),
+            reconfig_s=g.graph['reconfig_s'])
+
+    def traffic(self, view, sends):
+        from .. import circuits
+        pairs = {}
+        for t in sends:
+            i = self.index[next(iter(self.g[t.host]))]
+            j = self.index[next(iter(self.g[t.dst]))]
+            if i != j:
+                pairs[(i, j)] = pairs.get((i, j), 0.0) + float(t.bytes)
+        return circuits.JobTraffic(view.id, view.arrival, pairs,
+                                   view.iterations)
+
+    def place(self, placed, candidates, capacity_bps):
+        return self.sched.place(
+            {j: self.traffic(v, s) for j, (v, s) in placed.items()},
+            [self.traffic(v, s) for v, s in candidates], self.snap)
+
+
 def _choose(plan, policy, spec, model, arrival, free, net, lanes=1):
-    """The candidate placement the policy picks (Policy.place) for a
-    job, given the jobs placed before it in the experiment (all taken
-    as present), among the candidates whose hosts are still free. Each
-    candidate is seen as the job's profile and per-link load of one
-    iteration there (a one-iteration plan of the job on those hosts,
-    with the connections' real source ports, so ECMP paths are the
-    run's). The choice is recorded in ``plan.placements``."""
+    """The candidate placement the policy picks (Policy.place, or a
+    circuit scheduler's, see _placer) for a job, given the jobs placed
+    before it in the experiment (all taken as present), among the
+    candidates whose hosts are still free. Each candidate is seen as the
+    job's profile and per-link load of one iteration there (a
+    one-iteration plan of the job on those hosts, with the connections'
+    real source ports, so ECMP paths are the run's). The choice is
+    recorded in ``plan.placements``."""
     open_ = [c for c in spec.candidates if all(h in free for h in c)]
     if not open_:
         raise ConfigError('job %s: every candidate placement uses a host '
                           'another job took' % spec.id)
-    placed = {j: job_view(plan, j, net) for j in plan.jobs}
+    circuit = isinstance(policy, _CircuitPlacer)
+    placed = {j: _seen(plan, j, net, circuit) for j in plan.jobs}
     views = []
     for hosts in open_:
         scratch = Plan(conns=list(plan.conns))
         _job(scratch, spec, spec.id, model, arrival, list(hosts),
              (0.1, 0.5, 0.1), 1, lanes=lanes)
-        views.append(job_view(scratch, spec.id, net))
+        views.append(_seen(scratch, spec.id, net, circuit))
     i = int(policy.place(placed, views, net.capacity))
     if not 0 <= i < len(open_):
         raise ConfigError('job %s: policy %s chose candidate %r of %d'
@@ -328,6 +382,14 @@ def _choose(plan, policy, spec, model, arrival, free, net, lanes=1):
     for h in open_[i]:
         free.discard(h)
     return list(open_[i])
+
+
+def _seen(plan, jid, net, with_sends):
+    v = job_view(plan, jid, net)
+    if not with_sends:
+        return v
+    return v, [t for t in plan.tasks
+               if t.kind == 'send' and t.job == jid and t.iter == 0]
 
 
 def job_view(plan, jid, net):

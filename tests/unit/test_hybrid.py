@@ -95,3 +95,35 @@ def test_the_fluid_network_routes_over_the_circuits_set():
         'h0_0->t0', 't0->o0', 'o0->t3', 't3->h3_0']
     net.set_circuits(())
     assert net.path_id('h0_0', 'h3_0', 20001, 7000) == core
+
+
+def test_a_placing_circuit_scheduler_chooses_among_candidates(tmp_path):
+    # job a holds racks 0-1 (one plane: one circuit per ToR); b may go
+    # to the same racks' other hosts or to racks 2-3. OSDL puts it where
+    # it can have a circuit of its own; a scheduler that does not place
+    # (none) leaves it to the flow policy, which takes the first
+    import json
+    from netsched import experiment
+    from netsched.workload import taskgraph
+    p = tmp_path / 'h.yaml'
+    p.write_text(json.dumps({
+        'topology': 'hybrid,4,2,1,oversub=4', 'circuits': 'osdl',
+        'jobs': [
+            {'id': 'a', 'model': 'resnet50', 'pattern': 'ring',
+             'workers': 2, 'iterations': 4, 'placement': ['h0_0', 'h1_0']},
+            {'id': 'b', 'model': 'resnet50', 'pattern': 'ring',
+             'workers': 2, 'iterations': 4,
+             'candidates': [['h0_1', 'h1_1'], ['h2_0', 'h3_0']]}]}))
+    got = {}
+    for c in ('osdl', 'none'):
+        plan = taskgraph.build(experiment.load(str(p), backend='sim',
+                                               circuits=c), with_trace=False)
+        got[c] = plan.placements['b']
+    assert (got['osdl']['chosen'], got['osdl']['by']) == (1, 'osdl')
+    assert (got['none']['chosen'], got['none']['by']) == (0, 'fair')
+    # a flow policy that places (CASSINI) keeps the choice
+    plan = taskgraph.build(experiment.load(str(p), backend='sim',
+                                           circuits='osdl',
+                                           policy='cassini'),
+                           with_trace=False)
+    assert plan.placements['b']['by'] == 'cassini'
