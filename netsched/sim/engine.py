@@ -10,7 +10,12 @@ done leave the active set (:class:`FlowTable`, which coalesces
 completions), are logged, and the driver hears of them.
 
 A workload driver (``netsched.drive``) starts flows and reacts to their
-completion; the engine knows nothing of jobs or traces.
+completion; the engine knows nothing of jobs or traces. A driver may
+also have ``settle()``, called at every event after the timers (before
+the rates), and keep timers in the background (:meth:`Engine.background`:
+they fire while the run goes on but do not keep it going); a hybrid
+fabric's circuit driver (netsched.sim.circuits) uses both, and
+:meth:`Engine.reroute` when the circuits change the routes.
 """
 import heapq
 import itertools
@@ -37,6 +42,7 @@ class Engine:
         self.now = 0.0
         self.events = 0
         self._timers = []
+        self._background = 0             # of them, background timers
         self._seq = itertools.count()
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
@@ -59,7 +65,22 @@ class Engine:
     def at(self, t, fn, *args):
         """Call ``fn(*args)`` at time ``t`` (s), or now if that is past."""
         heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
-                                      args))
+                                      args, False))
+
+    def background(self, t, fn, *args):
+        """Like :meth:`at`, but the timer does not keep the run going:
+        once no flow is active and only background timers are left, the
+        run ends (a periodic task beside the workload)."""
+        self._background += 1
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args, True))
+
+    def reroute(self):
+        """The network's routes changed (``net.set_circuits``): every
+        active flow takes its path anew, and where one moved the policy
+        decides again over the new paths (as when flows start)."""
+        if self.table.reroute():
+            self.rates.flows_started()
 
     def coflow(self, name, arrival, job=None):
         """The index of coflow ``name``; registered on first use."""
@@ -81,8 +102,11 @@ class Engine:
         driver.start(self)
         view = getattr(driver, 'view', None)
         self.rates.on_shifts = getattr(driver, 'set_shifts', None)
+        settle = getattr(driver, 'settle', None)
         while True:
             self._fire_timers()
+            if settle is not None:
+                settle()
             self.rates.update(self.now, view)
             nxt = self._next_event_s()
             if not np.isfinite(nxt) or (until is not None and nxt > until):
@@ -97,12 +121,14 @@ class Engine:
 
     def _fire_timers(self):
         while self._timers and self._timers[0][0] <= self.now:
-            _, _, fn, args = heapq.heappop(self._timers)
+            _, _, fn, args, bg = heapq.heappop(self._timers)
+            self._background -= bg
             fn(*args)
 
     def _next_event_s(self):
         """When the next event is (s; inf when there is none)."""
-        nxt = self._timers[0][0] if self._timers else np.inf
+        keep = len(self._timers) > self._background or len(self.table.a_id)
+        nxt = self._timers[0][0] if self._timers and keep else np.inf
         if self.rates.recheck_s is not None:
             nxt = min(nxt, self.rates.recheck_s)
         fin = self.table.first_finish_s()

@@ -3,7 +3,9 @@ arrays of the active ones (starting them, counting the bytes they send,
 finishing them).
 
 Paths are the controller's: ``routing.path`` on the 5-tuple, so a flow
-takes exactly the ECMP path the emulated fabric would give it. With
+takes exactly the ECMP path the emulated fabric would give it; when the
+routes change (a hybrid fabric's circuits) :meth:`FlowTable.reroute`
+moves the active flows to their new paths. With
 ``big_switch`` only a flow's first and last links (its hosts' ports) are
 kept: the non-blocking fabric of the coflow literature.
 
@@ -36,7 +38,8 @@ class FlowTable:
         self.rel_tol, self.resolution_s = rel_tol, resolution_s
         self.record = Columns(path=np.int64, coflow=np.int64, src=np.int64,
                               dst=np.int64, size=np.float64,
-                              start=np.float64)
+                              start=np.float64, sport=np.int64,
+                              dport=np.int64)
         self.tags = []                     # driver's object per flow
         self.host_index = {h: i for i, h in enumerate(net.hosts)}
         self.a_id = np.zeros(0, np.int64)
@@ -65,7 +68,8 @@ class FlowTable:
         hi = self.host_index
         ids = self.record.append(
             path=paths, coflow=coflow, src=[hi[s] for s in src],
-            dst=[hi[d] for d in dst], size=size, start=now_s)
+            dst=[hi[d] for d in dst], size=size, start=now_s, sport=sport,
+            dport=dport)
         self.tags.extend(tags if tags is not None else [None] * n)
         cof = self.record['coflow'][ids]
         active = self.coflows.active_flows
@@ -83,6 +87,23 @@ class FlowTable:
         self.a_start = np.r_[self.a_start, np.full(n, now_s)]
         self.a_key = np.r_[self.a_key, np.zeros(n, np.int64)]
         self.a_explicit = np.r_[self.a_explicit, np.full(n, np.nan)]
+
+    def reroute(self):
+        """Give every active flow the path the network routes its
+        5-tuple on now (``record['path']``: its latest). Returns how many
+        moved."""
+        if not len(self.a_id):
+            return 0
+        r, hosts, ids = self.record, self.net.hosts, self.a_id
+        new = np.array([self.net.path_id(hosts[s], hosts[d], sp, dp)
+                        for s, d, sp, dp in zip(
+                            r['src'][ids].tolist(), r['dst'][ids].tolist(),
+                            r['sport'][ids].tolist(),
+                            r['dport'][ids].tolist())], np.int64)
+        moved = int((new != self.a_path).sum())
+        self.a_path = new
+        r['path'][ids] = new
+        return moved
 
     def send(self, dt_s):
         """The active flows ran ``dt_s`` at their rates."""

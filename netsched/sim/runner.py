@@ -1,6 +1,7 @@
 """Running an experiment on the simulator: the network, the policy, the
-workload drivers (a coflow trace, DL jobs, or both) and the engine,
-writing the event log as it goes."""
+workload drivers (a coflow trace, DL jobs, or both; on a hybrid fabric
+the circuit driver beside them) and the engine, writing the event log
+as it goes."""
 import os
 import time
 
@@ -41,13 +42,18 @@ def run(exp, log_path, say):
         say('trace %s: %d coflows, %d flows'
             % (os.path.basename(exp.trace.path), len(cofs),
                sum(len(c.mappers) * len(c.reducers) for c in cofs)))
-    plan = None
+    plan = plan_driver = None
     if exp.jobs or exp.tuning:
         plan = taskgraph.build(exp, with_trace=False)
-        parts.append(PlanDriver(plan))
+        plan_driver = PlanDriver(plan)
+        parts.append(plan_driver)
         say('%d jobs, %d tasks, %d connections'
             % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
     driver = parts[0] if len(parts) == 1 else Together(*parts)
+    if exp.circuits is not None:
+        from .circuits import CircuitDriver, WithCircuits
+        driver = WithCircuits(driver, CircuitDriver(g, exp.circuits,
+                                                    plan_driver))
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
                   seed=exp.seed)
