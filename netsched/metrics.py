@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import re
 
 import numpy as np
 
@@ -30,6 +31,8 @@ def compute(evs):
     tensors = []                  # (urgency, ready, received) per send
     link_util = {}
     shifts, placements = {}, {}   # CASSINI: job -> grid and gates
+    steps = []                    # a hybrid fabric's circuits: its
+    decided = []                  # decisions and reconfiguration steps
     t_end = 0.0
     stage_start = {}
     for e in evs:
@@ -78,10 +81,17 @@ def compute(evs):
         elif k == 'placement':
             placements[e['job']] = {'candidates': e['candidates'],
                                     'chosen': e['chosen'], 'by': e['by']}
+        elif k == 'circuits':             # n: the decision before it
+            steps.append((t, e['step'], [tuple(c) for c in e['circuits']],
+                          len(decided) - 1))
+        elif k == 'circuit_decision':
+            decided.append((t, e.get('scheduler')))
     m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
          'stages': stages, 'flows': flows, 'links': link_util,
          'tensors': tensors, 'duration_s': t_end, 'shifts': shifts,
-         'placements': placements}
+         'placements': placements,
+         'circuits': {'steps': steps, 'decisions': decided}
+         if steps or decided else None}
     m['iteration_times'] = iteration_times(m)
     return m
 
@@ -188,6 +198,132 @@ def circle_arcs(m, cap_s=CIRCLE_CAP_S):
             'jobs': jobs}
 
 
+def circuit_schedule(m):
+    """A hybrid fabric's circuits over time, from the ``circuits`` events
+    (None without any): ``live``: {circuit: [(from, to)]}, from its
+    'add' to the 'remove' that takes it (the run's end if none);
+    ``dark``: {circuit: [(from, to)]}, the blackout before each set-up:
+    from its reconfiguration's 'remove' (its decision when nothing was
+    removed) to its 'add'; ``reconfigurations``: {decision: (blackout
+    from, to)} of those that added circuits, and how many there were
+    (``count``: every reconfiguration that removed or added any). A
+    reconfiguration is the steps after a decision, up to the next one
+    (both backends decide only when none is under way). Circuits are
+    (plane, ToR, ToR) name tuples."""
+    c = m.get('circuits')
+    if not c:
+        return None
+    started = {n: t for n, (t, _) in enumerate(c['decisions'])}
+    removed, opened, live, dark, recs = {}, {}, {}, {}, {}
+    for t, step, circuits, n in c['steps']:
+        if step == 'remove':
+            removed.setdefault(n, t)
+            for x in circuits:
+                if x in opened:
+                    live.setdefault(x, []).append((opened.pop(x), t))
+        elif step == 'add':
+            t0 = removed.get(n, started.get(n, t))
+            recs.setdefault(n, (t0, t))
+            for x in circuits:
+                opened.setdefault(x, t)
+                dark.setdefault(x, []).append((t0, t))
+    for x, t0 in opened.items():
+        live.setdefault(x, []).append((t0, max(m['duration_s'], t0)))
+    count = len({n for _, step, _, n in c['steps']
+                 if step in ('remove', 'add')})
+    return {'live': live, 'dark': dark, 'reconfigurations': recs,
+            'count': count}
+
+
+def circuit_summary(m, g=None):
+    """summary.json's ``circuits`` (None without circuit events; the
+    README's "summary.json"). Bytes come from the ``links`` samples of a
+    circuit's two ToR->plane links while it was live (a ToR's port on a
+    plane carries only the circuit live on it; a sample that spans two
+    circuits of a port is split by their time live in it), converted
+    with the link rates of ``g``, the run's graph (bytes, share and
+    utilisation None without it)."""
+    sched = circuit_schedule(m)
+    if sched is None:
+        return None
+    ports = {}                     # "tor->plane" -> [(from, to, circuit)]
+    for x, spans in sched['live'].items():
+        for tor in x[1:]:
+            ports.setdefault('%s->%s' % (tor, x[0]), []).extend(
+                (a, b, x) for a, b in spans)
+    carried = {x: 0.0 for x in sched['live']}
+    packet = _circuit_bytes(m, g, ports, carried) if g is not None else None
+    both = sum(carried.values()) + (packet or 0.0)
+    per = {}
+    for x in sorted(sched['live']):
+        live_s = sum(b - a for a, b in sched['live'][x])
+        rate = g[x[1]][x[0]]['capacity_bps'] / 8.0 if g is not None \
+            else None
+        per['%s:%s-%s' % x] = {
+            'bytes': carried[x] if g is not None else None,
+            'share': carried[x] / both if both else None,
+            'utilisation': carried[x] / (2 * rate * live_s)
+            if rate and live_s > 0 else None,
+            'reconfigurations': len(sched['dark'].get(x, ())),
+            'live_s': live_s,
+            'blackout_s': sum(b - a for a, b in sched['dark'].get(x, ()))}
+    total = float(sum(carried.values())) if g is not None else None
+    live_all = float(sum(r['live_s'] for r in per.values()))
+    room = sum(g[x[1]][x[0]]['capacity_bps'] / 8.0 * (b - a)
+               for x, spans in sched['live'].items() for a, b in spans) \
+        if g is not None else 0.0      # bytes one direction could carry
+    return {'scheduler': next((s for _, s in m['circuits']['decisions']
+                               if s), None),
+            'decisions': len(m['circuits']['decisions']),
+            'by_circuit': per,
+            'total': {
+                'bytes': total, 'packet_bytes': packet,
+                'share': (total / both if both else 0.0)
+                if g is not None else None,
+                'utilisation': total / (2 * room) if room > 0 else None,
+                'reconfigurations': sched['count'],
+                'live_s': live_all,
+                'blackout_s': sum(b - a for a, b in
+                                  sched['reconfigurations'].values())}}
+
+
+def _circuit_bytes(m, g, ports, carried):
+    """Add each circuit's bytes to ``carried`` from the ``links`` samples
+    of the ToR->plane links (``ports``: link -> [(from, to, circuit)]
+    live on it); returns the bytes the ToRs sent up to the packet core
+    (their links to switches that are not planes)."""
+    packet = 0.0
+    for link, samples in m['links'].items():
+        u, _, v = link.partition('->')
+        if u not in g or v not in g[u] or g.nodes[u]['role'] != 'leaf' \
+                or g.nodes[v]['role'] == 'host':
+            continue
+        d = g[u][v]
+        rate = d['capacity_bps'] / 8.0
+        if not d.get('circuit'):
+            packet += sum(dt * x * rate for _, dt, x in samples)
+            continue
+        for t, dt, x in samples:
+            over = [(min(b, t + dt) - max(a, t), c)
+                    for a, b, c in ports.get(link, ())
+                    if min(b, t + dt) > max(a, t)]
+            total = sum(o for o, _ in over)
+            for o, c in over:
+                carried[c] += x * dt * rate * o / total
+    return packet
+
+
+def _graph(meta):
+    """The run's topology graph from the summary's meta (topology,
+    link_bps), or None."""
+    from . import topology
+    try:
+        return topology.parse_spec(meta['topology'],
+                                   link_bps=float(meta['link_bps']))
+    except Exception:            # no topology in the meta: no rates
+        return None
+
+
 def iteration_times(m):
     """job -> [(iteration, end, duration or None, loss)] in order; an
     iteration lasts from the previous one's end (the job's arrival for
@@ -254,6 +390,8 @@ def summarize(m, meta):
         'tensors': out_tensors,
         'shifts': shift_summary(m.get('shifts', {})) or None,
         'placements': m.get('placements') or None,
+        'circuits': circuit_summary(m, _graph(meta))
+        if m.get('circuits') else None,
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),
@@ -319,8 +457,9 @@ def write(out_dir, m, summary):
 
 def plot(out_dir, m, summary):
     """iteration-time CDF per job, link utilisation over time (with each
-    job's coflows below it, for a dozen jobs or fewer), CCT CDF, and for
-    time-shifted jobs their unified circle (circles.png)."""
+    job's coflows below it, for a dozen jobs or fewer), CCT CDF, for
+    time-shifted jobs their unified circle (circles.png), and on a
+    hybrid fabric the circuit schedule (circuits.png)."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -403,7 +542,95 @@ def plot(out_dir, m, summary):
     if circles:
         files.append(_save(_plot_circles(plt, circles, summary), out_dir,
                            'circles.png'))
+    if (m.get('circuits') or {}).get('steps'):
+        files.append(_save(_plot_circuits(plt, m, summary), out_dir,
+                           'circuits.png'))
     return files
+
+
+def _natural(name):
+    return [int(x) if x.isdigit() else x for x in re.split(r'(\d+)', name)]
+
+
+def _uplink_gbps(m, g):
+    """(sample times, Gbit/s the ToRs sent over circuits, over the
+    packet core) from the links samples."""
+    grid = sorted({round(x, 9) for v in m['links'].values()
+                   for t, dt, _ in v for x in (t, t + dt)})
+    pos = {t: i for i, t in enumerate(grid)}     # a sample holds for dt
+    out = np.zeros((2, len(grid)))
+    for link, samples in m['links'].items():
+        u, _, v = link.partition('->')
+        if u not in g or v not in g[u] or g.nodes[u]['role'] != 'leaf' \
+                or g.nodes[v]['role'] == 'host':
+            continue
+        row = 0 if g[u][v].get('circuit') else 1
+        for t, _, x in samples:
+            out[row, pos[round(t, 9)]] += x * g[u][v]['capacity_bps'] / 1e9
+    return grid, out
+
+
+def _plot_circuits(plt, m, summary):
+    """circuits.png: the circuit schedule, a row per ToR pair that ever
+    had a circuit (a band per plane), bars while live, hatched
+    blackouts before each set-up; above it, with the run's graph, what
+    the ToRs sent over circuits and over the packet core."""
+    sched = circuit_schedule(m)
+    g = _graph(summary)
+    pairs = sorted({x[1:] for x in sched['live']},
+                   key=lambda p: (_natural(p[0]), _natural(p[1])))
+    planes = sorted({x[0] for x in sched['live']}, key=_natural)
+    top = g is not None and bool(m['links'])
+    fig, axs = plt.subplots(
+        1 + top, 1, sharex=True, squeeze=False,
+        figsize=(7, 2.6 * top + 1.2 + 0.35 * len(pairs)),
+        height_ratios=[2, 1 + 0.15 * len(pairs)] if top else None)
+    ax = axs[-1][0]
+    h = 0.8 / max(len(planes), 1)
+    for x in sorted(sched['live']):
+        i, k = pairs.index(x[1:]), planes.index(x[0])
+        y = i - 0.4 + k * h
+        color = 'C%d' % (k % 10)
+        ax.broken_barh([(a, b - a) for a, b in sched['live'][x]], (y, h),
+                       color=color, alpha=0.8)
+        ax.broken_barh([(a, b - a) for a, b in sched['dark'].get(x, ())],
+                       (y, h), facecolor='none', edgecolor=color,
+                       hatch='////', lw=0.5)
+    from matplotlib.patches import Patch
+    keys = [Patch(color='C%d' % (k % 10), label='live on %s' % p)
+            for k, p in enumerate(planes)]
+    keys.append(Patch(facecolor='none', edgecolor='k', hatch='////',
+                      label='blackout'))
+    ax.set_yticks(range(len(pairs)), ['%s-%s' % p for p in pairs])
+    ax.set_ylim(-0.6, len(pairs) - 0.4)
+    ax.invert_yaxis()
+    ax.set_ylabel('ToR pair')
+    ax.set_xlabel('time (s)')
+    ax.grid(alpha=0.3, axis='x')
+    ax.legend(handles=keys, fontsize='x-small', ncol=len(planes) + 1,
+              loc='lower right', bbox_to_anchor=(1, 1))
+    tot = (summary.get('circuits') or {}).get('total') or {}
+    title = '%s (%s, %s): circuit schedule (%s)' % (
+        summary.get('experiment'), summary.get('backend'),
+        summary.get('policy'), (summary.get('circuits') or {}).get(
+            'scheduler'))
+    if tot.get('share') is not None:
+        n = tot['reconfigurations']
+        title += '\n%d reconfiguration%s, %.0f%% of the ToRs\' bytes on ' \
+            'circuits' % (n, '' if n == 1 else 's', 100 * tot['share'])
+    if top:
+        t, y = _uplink_gbps(m, g)
+        up = axs[0][0]
+        up.step(t, y[0], where='post', label='over circuits', color='C0')
+        up.step(t, y[1], where='post', label='over the packet core',
+                color='k')
+        up.set_ylabel('ToRs send (Gbit/s)')
+        up.legend(fontsize='x-small')
+        up.grid(alpha=0.3)
+        up.set_title(title, fontsize='medium')
+    else:
+        ax.set_title(title, fontsize='medium')
+    return fig
 
 
 def _plot_circles(plt, c, summary):
