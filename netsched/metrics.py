@@ -201,7 +201,9 @@ def circle_arcs(m, cap_s=CIRCLE_CAP_S):
 def circuit_schedule(m):
     """A hybrid fabric's circuits over time, from the ``circuits`` events
     (None without any): ``live``: {circuit: [(from, to)]}, from its
-    'add' to the 'remove' that takes it (the run's end if none);
+    'add' to the 'remove' that takes it (else the end of the run's
+    traffic: the last flow received, or the log's end without flows; the
+    emulator's log goes on for a second or so after it);
     ``dark``: {circuit: [(from, to)]}, the blackout before each set-up:
     from its reconfiguration's 'remove' (its decision when nothing was
     removed) to its 'add'; ``reconfigurations``: {decision: (blackout
@@ -227,12 +229,18 @@ def circuit_schedule(m):
             for x in circuits:
                 opened.setdefault(x, t)
                 dark.setdefault(x, []).append((t0, t))
+    end = _traffic_end(m)
     for x, t0 in opened.items():
-        live.setdefault(x, []).append((t0, max(m['duration_s'], t0)))
+        live.setdefault(x, []).append((t0, max(end, t0)))
     count = len({n for _, step, _, n in c['steps']
                  if step in ('remove', 'add')})
     return {'live': live, 'dark': dark, 'reconfigurations': recs,
             'count': count}
+
+
+def _traffic_end(m):
+    ends = [t for *_, t in m.get('flows', ())]
+    return max(ends) if ends else m['duration_s']
 
 
 def circuit_summary(m, g=None):
