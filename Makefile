@@ -4,7 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
-	bench-controller bench-fidelity bench-decide bench-policies clean
+	bench-controller bench-fidelity bench-decide bench-policies \
+	bench-circuits clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -23,7 +24,7 @@ unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
-	bench-decide bench-policies
+	bench-decide bench-policies bench-circuits
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -45,6 +46,9 @@ bench-decide: setup
 
 bench-policies: setup
 	$(PY) benchmarks/policy_bench.py
+
+bench-circuits: setup
+	$(PY) benchmarks/circuit_bench.py --reps 2
 
 clean: setup
 	$(VENV)/bin/netsched clean

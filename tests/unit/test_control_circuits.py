@@ -141,3 +141,33 @@ def test_a_demand_driven_circuit_scheduler_gets_transfer_reports():
         return out.reply['reports']
     assert reports(circuits.make('none')) == ['mark']
     assert reports(circuits.make('matching')) == ['start', 'recv', 'mark']
+
+
+def test_the_plane_gets_exactly_the_matching_the_scheduler_decided():
+    # registered demand: rack 0 -> 1 heavy, rack 2 -> 3 light, rack 0 ->
+    # 2 lighter still: max-weight matching on one plane takes 0-1 and 2-3
+    sched = circuits.make('matching', {'period_s': 1.0, 'hold_s': 1.0})
+    c = core(sched)
+    sends = {'h0_0': [('h1_0', 400e6, 1), ('h2_0', 10e6, 2)],
+             'h2_0': [('h3_0', 100e6, 3)]}
+    for host, ss in sends.items():
+        out = c.handle({'op': 'register', 'host': host, 'run': 'r1',
+                        'conns': [{'id': n, 'sport': 20000 + n,
+                                   'dport': 7000,
+                                   'dst_ip': G.nodes[d]['ip']}
+                                  for d, _, n in ss],
+                        'sends': [{'id': n, 'coflow': 'j/0', 'job': 'j',
+                                   'bytes': b, 'conn': n, 'dst': d,
+                                   'iter': 0} for d, b, n in ss]}, 0.0)
+        assert out.reply['ok'], out.reply
+    c.handle({'op': 'report', 'host': 'h0_0', 'events': [
+        {'ev': 'start', 'task': 1, 'ready': 0.0, 't': 0.0}]}, 0.0)
+    out = c.step(0.0)
+    decided = [r for r in out.log if r['kind'] == 'circuit_decision'][0]
+    assert decided['circuits'] == [['o0', 't0', 't1'], ['o0', 't2', 't3']]
+    out = c.step(0.010)
+    p = {t: topo.port(G, 'o0', t) for t in ('t0', 't1', 't2', 't3')}
+    assert plane_rules(out.mods) == sorted([
+        (p['t0'], p['t1'], 'add'), (p['t1'], p['t0'], 'add'),
+        (p['t2'], p['t3'], 'add'), (p['t3'], p['t2'], 'add')])
+    circuits.check_circuits({(0, 0, 1), (0, 2, 3)}, 4, 1)
