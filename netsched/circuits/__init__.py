@@ -15,8 +15,9 @@ configuration wanted (the backend diffs it against what is installed
 and pays the reconfiguration delay on what changes) and when to ask
 again; :func:`check_circuits` is the test of a valid configuration.
 
-One file per scheduler (``none``, ``matching``, ``osdl``); what they
-share is in base.py, the registry in registry.py.
+One file per scheduler (``none``, ``static``, ``matching``, ``osdl``);
+what they share is in base.py, the registry in registry.py; reconfig.py
+holds the steps of a reconfiguration, which both backends take.
 """
 from .base import (CircuitDecision, CircuitScheduler,  # noqa: F401
                    CircuitSnapshot, JobTraffic, check_circuits)
