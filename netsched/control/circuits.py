@@ -143,9 +143,11 @@ class CircuitControl:
         while acts:
             a = acts[0]
             mods = self._mods(a, demand)
+            live = self.reconfig.live | a.circuits if a.kind == 'add' \
+                else self.reconfig.live            # as the simulator logs
             log.append({'kind': 'circuits', 't': now, 'step': a.kind,
                         'circuits': _listed(self.names(a.circuits)),
-                        'live': _listed(self.names(self.reconfig.live))})
+                        'live': _listed(self.names(live))})
             if mods:
                 return mods, log, a.token
             acts = self.reconfig.done(a.token, now)   # nothing to wait for
