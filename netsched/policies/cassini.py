@@ -71,9 +71,8 @@ def unify(circles, shifts, perimeter):
     pattern repeated and delayed by its shift (grid steps):
     bw_j(a - shift_j)."""
     out = np.empty((len(circles), perimeter))
-    a = np.arange(perimeter)
     for j, (c, s) in enumerate(zip(circles, shifts)):
-        out[j] = c[(a - int(s)) % len(c)]
+        out[j] = np.resize(np.roll(c, int(s)), perimeter)
     return out
 
 
@@ -92,41 +91,143 @@ def best_shifts(circles, capacity_bps, perimeter=None, rounds=4):
     link's score, and the score. Two jobs: every shift of the second
     over its own perimeter (the smallest best one). More: coordinate
     search, one job at a time over its perimeter, until a round changes
-    nothing (at most ``rounds``)."""
+    nothing (at most ``rounds``). A job's shifts are all scored at
+    O(unified perimeter) (:func:`_best_shift`; scored one by one over
+    the unified circle, 1000 jobs on a k=16 fat-tree needed 72,000
+    searches of about 30 ms each)."""
     p = perimeter or unified_perimeter(circles)
     shifts = [0] * len(circles)
     best = score(circles, shifts, capacity_bps, p)
     if len(circles) < 2:
         return shifts, best
     each = unify(circles, shifts, p)
-    for _ in range(rounds if len(circles) > 2 else 1):
-        changed = False
+    total = each.sum(axis=0)
+    moves, seen = 0, {}           # a job whose others did not move since
+    for _ in range(rounds if len(circles) > 2 else 1):   # it was searched
+        changed = False                                  # would not move
         for j in range(1, len(circles)):
-            others = each.sum(axis=0) - each[j]
-            v = _scores_over_shifts(others, circles[j], capacity_bps, p)
-            s = int(np.flatnonzero(v >= v.max() - 1e-12)[0])
-            if v[s] > best + 1e-12:
-                best, changed = float(v[s]), True
+            if seen.get(j) == moves:
+                continue
+            seen[j] = moves
+            others = total - each[j]
+            s, v = _best_shift(others, circles[j], capacity_bps, p,
+                               above=best + TIE)
+            if v is not None and v > best + TIE:
+                best, changed = v, True
                 shifts[j] = s
                 each[j] = unify([circles[j]], [s], p)[0]
+                total = each.sum(axis=0)
+                moves += 1
+                seen[j] = moves
         if not changed:
             break
     return shifts, best
 
 
+TIE = 1e-12        # scores this close are equal: the smallest shift wins
+
+
 def _scores_over_shifts(others, circle, capacity_bps, perimeter,
-                        chunk=256):
+                        chunk=256, shifts=None):
     """The link's score for every shift of one job (its circle) against
-    the others' summed demand on the unified circle."""
+    the others' summed demand on the unified circle (or for ``shifts``
+    only, with the same arithmetic)."""
     a = np.arange(perimeter)
     n = len(circle)
-    out = np.empty(n)
-    for lo in range(0, n, chunk):
-        s = np.arange(lo, min(lo + chunk, n))
+    shifts = np.arange(n) if shifts is None else np.asarray(shifts)
+    out = np.empty(len(shifts))
+    for lo in range(0, len(shifts), chunk):
+        s = shifts[lo:lo + chunk]
         demand = others[None, :] + circle[(a[None, :] - s[:, None]) % n]
         over = np.maximum(demand - capacity_bps, 0.0).mean(axis=1)
         out[lo:lo + len(s)] = 1.0 - over / capacity_bps
     return out
+
+
+def _best_shift(others, circle, capacity_bps, perimeter, above=-np.inf):
+    """The first shift of one job whose score is within TIE of the best,
+    and its score, or None for a score surely at most ``above``: exactly
+    what :func:`_scores_over_shifts` over every shift gives, at
+    O(perimeter) instead of O(perimeter x period) for a circle of one
+    rate (a job's). All shifts are scored by folding the overload the
+    job adds onto its circle and summing it over its sending steps
+    (prefix sums); only the shifts whose score the rounding could place
+    either side of the tie are scored the slow way (rare), and the
+    chosen one, so that its score is the same float."""
+    approx = _approx_scores(others, circle, capacity_bps, perimeter)
+    if approx is None:                       # not one rate: every shift
+        v = _scores_over_shifts(others, circle, capacity_bps, perimeter)
+        s = int(np.flatnonzero(v >= v.max() - TIE)[0])
+        return s, float(v[s])
+    v, err = approx
+
+    def exact(s):
+        return _scores_over_shifts(others, circle, capacity_bps,
+                                   perimeter, shifts=s)
+    top, best = v.max(), None
+    for s in np.flatnonzero(v >= top - TIE - 2 * err):
+        if v[s] >= top - TIE + 2 * err:
+            break                            # within the tie, surely
+        if best is None:                     # the exact best is near top
+            best = exact(np.flatnonzero(v >= top - 2 * err)).max()
+        if exact([s])[0] >= best - TIE:
+            break
+    else:                          # cannot happen if err bounds the error
+        v = _scores_over_shifts(others, circle, capacity_bps, perimeter)
+        s = int(np.flatnonzero(v >= v.max() - TIE)[0])
+        return s, float(v[s])
+    if v[s] + err <= above:
+        return int(s), None
+    return int(s), float(exact([s])[0])
+
+
+def _approx_scores(others, circle, capacity_bps, perimeter):
+    """The score of every shift of a job whose circle sends at one rate
+    w (else None), and a bound on how far those of
+    :func:`_scores_over_shifts` are from them. Where the job sends, the
+    overload grows by f(a) = max(0, o(a) + w - C) - max(0, o(a) - C);
+    step a of the unified circle is step a mod n of the job's circle
+    whatever its shift, so f folds onto the job's circle and a shift's
+    score needs f summed over its sending steps, shifted."""
+    n = len(circle)
+    on = circle != 0
+    if not on.any() or (circle[on] != circle[on][0]).any():
+        return None
+    w = float(circle[on][0])
+    m = -(-perimeter // n)                  # turns of the circle in p
+    base = np.maximum(others - capacity_bps, 0.0)
+    f = np.zeros(m * n)
+    f[:perimeter] = np.maximum(others + w - capacity_bps, 0.0) - base
+    g = f.reshape(m, n).sum(axis=0)                 # f by step of the circle
+    ld = np.longdouble
+    prefix = np.concatenate([[ld(0)], np.cumsum(np.tile(g, 2).astype(ld))])
+    # the sending steps, as runs [start, start + length) on the circle
+    starts = np.flatnonzero(on & ~np.concatenate([on[-1:], on[:-1]]))
+    if len(starts) == 0:
+        starts, lengths = np.array([0]), np.array([n])
+    else:
+        ends = np.flatnonzero(on & ~np.concatenate([on[1:], on[:1]]))
+        ends = ends[np.searchsorted(ends, starts) % len(ends)]
+        lengths = (ends - starts) % n + 1
+    s = np.arange(n)
+    extra = np.zeros(n, ld)
+    for b, length in zip(starts, lengths):
+        at = (b + s) % n
+        extra += prefix[at + length] - prefix[at]
+    v = (1 - (ld(base.sum()) + extra) / ld(perimeter)
+         / ld(capacity_bps)).astype(float)
+    # |rounding|, twice over, of _scores_over_shifts' (its terms, at
+    # most the largest demand over the capacity d, their pairwise mean,
+    # at most the overload ov) and this one's (the terms, f at most w,
+    # the pairwise sum, sums of m terms, prefix sums in extended
+    # precision), and their last operations
+    eps, el = np.finfo(float).eps, float(np.finfo(ld).eps)
+    d = (float(np.max(others, initial=0.0)) + w) / capacity_bps
+    wc, ov = w / capacity_bps, 1 - float(v.min()) + 1e-6
+    err = 2 * (eps * (8 * d + (np.log2(perimeter + 1) + 16) * ov + m * wc
+                      + 2 * (1 + float(np.abs(v).max())))
+               + el * 16 * n * wc)
+    return v, err
 
 
 def affinity_shifts(link_shifts, periods, reference=None):
