@@ -7,7 +7,12 @@ channel, one channel per host as real agents do, then drives iterations:
 every job's 4 ring sends start (jobs staggered) and later end, then its
 workers mark the iteration (with a loss), reported as the agents report
 them; each send carries an urgency (its place in the model) and each job
-its description, so every policy can decide (`--policies` any of them). No data is sent: what is measured is the
+its description with its profile (compute, first gradient ready), so
+every policy can decide (`--policies` any of them, cassini included: it
+solves again whenever the set of jobs changes, as jobs arrive (their
+first send starts) and leave, and otherwise reuses its memoised
+decision). No data is
+sent: what is measured is the
 controller, for 10 and 100 concurrent jobs:
 
   - decision time: from the first report a decision answers to the last
@@ -44,7 +49,14 @@ def plan(g, jobs, rng):
     for j in range(jobs):
         ring = rng.sample(hosts, WORKERS)
         size = rng.choice([25, 100, 500]) * MB       # gradient bytes
-        meta = {'iterations': 2, 'bytes_per_iteration': size}
+        # its profile (CASSINI's circle), from a generator of its own (the
+        # same hosts and order as before): compute 0.1-0.6 s, its first
+        # gradient ready at 60-100% of it
+        prof = random.Random(j)
+        compute = prof.uniform(0.1, 0.6)
+        meta = {'iterations': 2, 'bytes_per_iteration': size,
+                'compute_s': compute,
+                'first_send_s': compute * prof.uniform(0.6, 1.0)}
         for w, h in enumerate(ring):
             per_host[h]['jobs']['j%d' % j] = meta
             dst = ring[(w + 1) % WORKERS]
