@@ -164,7 +164,8 @@ def circle_arcs(m, cap_s=CIRCLE_CAP_S):
     for _, period, *_ in grids.values():
         ms = max(1, int(round(period * 1e3)))
         lcm = lcm * ms // math.gcd(lcm, ms)
-    per = min(lcm, int(round(cap_s * 1e3))) / 1e3
+    per_ms = min(lcm, int(round(cap_s * 1e3)))
+    per = per_ms / 1e3
     spans = {j: [] for j in grids}
     for c in m['coflows'].values():
         if c.get('job') in spans and c.get('arrival_s') is not None \
@@ -190,7 +191,7 @@ def circle_arcs(m, cap_s=CIRCLE_CAP_S):
                 merged[-1] = (merged[-1][0], max(merged[-1][1], b))
             else:
                 merged.append((a, b))
-        n = max(1, int(round(per / period)))
+        n = -(-per_ms // max(1, int(round(period * 1e3))))   # in [0, per)
         jobs[j] = {'shift_s': shift, 'period_s': period, 'arcs': merged,
                    'grid': sorted(((shift + k * period) % per) / per
                                   for k in range(n))}

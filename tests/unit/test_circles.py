@@ -60,6 +60,9 @@ def test_a_long_coflow_covers_the_circle_and_the_perimeter_is_capped():
     assert c['lcm_s'] == pytest.approx(240.6)
     assert c['jobs']['a']['arcs'] == [(0.0, 1.0)]
     assert c['jobs']['b']['arcs'] == []
+    # the grid points that fall on the capped circle
+    assert len(c['jobs']['a']['grid']) == 25      # 24 x 0.401 < 10
+    assert len(c['jobs']['b']['grid']) == 17      # 16 x 0.6 < 10
     assert metrics.circle_arcs(metrics.compute(coflow('a/0', 'a', 0, 1))) \
         is None                                 # nothing shifted
 
