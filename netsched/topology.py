@@ -13,6 +13,7 @@ Names, addresses, datapath ids and port numbers follow deterministically
 from the parameters, so the controller, the emulator and the simulator
 agree on them without talking to each other.
 """
+import collections
 import ipaddress
 import json
 import numbers
@@ -213,6 +214,28 @@ def tors(g):
     out = {u if g.nodes[v]['role'] == OCS else v
            for u, v, d in g.edges(data=True) if d.get('circuit')}
     return sorted(out, key=_natural)
+
+
+CircuitFabric = collections.namedtuple(
+    'CircuitFabric', 'tors planes tor_index circuit_bps packet_bps '
+    'reconfig_s')
+
+
+def circuit_fabric(g):
+    """What a circuit scheduler knows of a hybrid fabric, the same for
+    every backend: ToR and plane names (index order), each host's ToR
+    index, one circuit's rate, each ToR's uplink capacity to the packet
+    core (bit/s, in ToR order) and the reconfiguration delay (s)."""
+    t, p = tors(g), planes(g)
+    index = {x: i for i, x in enumerate(t)}
+    return CircuitFabric(
+        tuple(t), tuple(p),
+        {h: index[next(iter(g[h]))] for h in hosts(g)},
+        float(g[t[0]][p[0]]['capacity_bps']),
+        tuple(float(sum(d['capacity_bps'] for n, d in g[x].items()
+                        if g.nodes[n]['role'] != HOST
+                        and not d.get('circuit'))) for x in t),
+        float(g.graph.get('reconfig_s', 0.0)))
 
 
 def dumbbell(n, link_bps=DEFAULT_LINK_BPS, bottleneck_bps=None):

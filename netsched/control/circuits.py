@@ -23,16 +23,12 @@ from ..circuits.reconfig import Reconfig
 class CircuitControl:
     def __init__(self, g, scheduler, net):
         self.g, self.sched, self.net = g, scheduler, net
-        self.tors, self.planes = topo.tors(g), topo.planes(g)
-        self.tor_of = {h: next(iter(g[h])) for h in topo.hosts(g)}
-        self.index = {t: i for i, t in enumerate(self.tors)}
-        self.reconfig = Reconfig(g.graph.get('reconfig_s', 0.0))
-        self.circuit_bps = float(g[self.tors[0]][self.planes[0]]
-                                 ['capacity_bps'])
-        self.packet_bps = np.array([sum(
-            d['capacity_bps'] for m, d in g[t].items()
-            if g.nodes[m]['role'] not in (topo.HOST, topo.OCS))
-            for t in self.tors])
+        f = topo.circuit_fabric(g)
+        self.tors, self.planes = list(f.tors), list(f.planes)
+        self.tor_index = f.tor_index
+        self.reconfig = Reconfig(f.reconfig_s)
+        self.circuit_bps = f.circuit_bps
+        self.packet_bps = np.array(f.packet_bps)
         self.next_at = 0.0          # when to ask the scheduler again
         self.jobs_seen = None       # the jobs it last decided on
         self.decisions = 0
@@ -96,7 +92,7 @@ class CircuitControl:
             reconfig_s=r.reconfig_s, jobs=jobs)
 
     def _pair(self, src, dst):
-        return self.index[self.tor_of[src]], self.index[self.tor_of[dst]]
+        return self.tor_index[src], self.tor_index[dst]
 
     # --- deciding and carrying out ------------------------------------------
     def _due(self, now, demand):

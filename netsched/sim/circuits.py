@@ -38,16 +38,12 @@ class CircuitDriver:
         self.name, params = spec
         self.sched = circ.make(self.name, params)
         self.plan = plan
-        self.planes, self.tors = topo.planes(g), topo.tors(g)
-        index = {t: i for i, t in enumerate(self.tors)}
-        self.host_tor = {h: index[next(iter(g[h]))] for h in topo.hosts(g)}
-        self.circuit_bps = float(g[self.tors[0]][self.planes[0]]
-                                 ['capacity_bps'])
-        self.packet_bps = np.array([sum(
-            d['capacity_bps'] for n, d in g[t].items()
-            if g.nodes[n]['role'] != topo.HOST and not d.get('circuit'))
-            for t in self.tors], float)
-        self.reconfig_s = float(g.graph.get('reconfig_s', 0.0))
+        f = topo.circuit_fabric(g)
+        self.planes, self.tors = list(f.planes), list(f.tors)
+        self.host_tor = f.tor_index
+        self.circuit_bps = f.circuit_bps
+        self.packet_bps = np.array(f.packet_bps)
+        self.reconfig_s = f.reconfig_s
         self.reconfig = Reconfig(self.reconfig_s)
         self.pair_bytes = self._first_iterations()
         self.waiting = False          # a decision is due once idle

@@ -322,24 +322,21 @@ class _CircuitPlacer:
     def __init__(self, sched, g):
         import numpy as np
         from .. import circuits
-        self.name, self.sched, self.g = sched.name, sched, g
-        tors, planes = topo.tors(g), topo.planes(g)
-        self.index = {t: i for i, t in enumerate(tors)}
+        self.name, self.sched = sched.name, sched
+        f = topo.circuit_fabric(g)
+        self.index = f.tor_index
+        T = len(f.tors)
         self.snap = circuits.CircuitSnapshot(
-            t=0.0, tors=tuple(tors), planes=len(planes),
-            demand=np.zeros((len(tors), len(tors))), circuits=frozenset(),
-            since={}, circuit_bps=g[tors[0]][planes[0]]['capacity_bps'],
-            packet_bps=np.array([sum(
-                d['capacity_bps'] for m, d in g[t].items()
-                if g.nodes[m]['role'] == 'spine') for t in tors]),
-            reconfig_s=g.graph['reconfig_s'])
+            t=0.0, tors=f.tors, planes=len(f.planes),
+            demand=np.zeros((T, T)), circuits=frozenset(), since={},
+            circuit_bps=f.circuit_bps, packet_bps=np.array(f.packet_bps),
+            reconfig_s=f.reconfig_s)
 
     def traffic(self, view, sends):
         from .. import circuits
         pairs = {}
         for t in sends:
-            i = self.index[next(iter(self.g[t.host]))]
-            j = self.index[next(iter(self.g[t.dst]))]
+            i, j = self.index[t.host], self.index[t.dst]
             if i != j:
                 pairs[(i, j)] = pairs.get((i, j), 0.0) + float(t.bytes)
         return circuits.JobTraffic(view.id, view.arrival, pairs,

@@ -127,3 +127,16 @@ def test_a_placing_circuit_scheduler_chooses_among_candidates(tmp_path):
                                            policy='cassini'),
                            with_trace=False)
     assert plan.placements['b']['by'] == 'cassini'
+
+
+def test_what_every_backend_tells_a_circuit_scheduler_of_the_fabric():
+    g = topo.hybrid(3, 2, circuits=2, spines=2, oversub=2, reconfig_ms=5,
+                    link_bps=G)
+    f = topo.circuit_fabric(g)
+    assert f.tors == ('t0', 't1', 't2') and f.planes == ('o0', 'o1')
+    assert f.tor_index == {'h0_0': 0, 'h0_1': 0, 'h1_0': 1, 'h1_1': 1,
+                           'h2_0': 2, 'h2_1': 2}
+    assert f.circuit_bps == pytest.approx(40e9)
+    # 2 hosts x 10G over oversubscription 2: 10G per ToR, on 2 spines
+    assert f.packet_bps == pytest.approx((10e9,) * 3)
+    assert f.reconfig_s == pytest.approx(0.005)
