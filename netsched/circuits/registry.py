@@ -1,6 +1,7 @@
 """The circuit scheduler registry: names to classes, and make(), which
 checks a scheduler's parameters (every scheduler module registers itself
 on import)."""
+from ..spec import parse
 from ..errors import ConfigError
 
 REGISTRY = {}
@@ -53,19 +54,4 @@ def parse_spec(spec, where='--circuits'):
     """A scheduler named with parameters, ``name:key=value:key=value``
     (``matching:period_s=0.05``): (name, {key: value}); numbers are read
     as numbers. The name and the keys are checked by make()."""
-    name, *parts = str(spec).split(':')
-    params = {}
-    for part in parts:
-        key, eq, value = part.partition('=')
-        if not eq or not key:
-            raise ConfigError('%s: %r: parameters are key=value after the '
-                              'name (e.g. matching:period_s=0.05), got %r'
-                              % (where, spec, part))
-        for kind in (int, float):
-            try:
-                value = kind(value)
-                break
-            except ValueError:
-                pass
-        params[key] = value
-    return name, params
+    return parse(spec, where, 'matching:period_s=0.05')

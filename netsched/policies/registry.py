@@ -1,5 +1,6 @@
 """The policy registry: names to classes, and make(), which checks a
 policy's parameters (every policy module registers itself on import)."""
+from ..spec import parse
 from ..errors import ConfigError
 
 REGISTRY = {}
@@ -44,19 +45,4 @@ def parse_spec(spec, where='--policy'):
     """A policy named with parameters, ``name:key=value:key=value``
     (``geryon:classes=1``): (name, {key: value}); numbers are read as
     numbers. The name and the keys are checked by make()."""
-    name, *parts = str(spec).split(':')
-    params = {}
-    for part in parts:
-        key, eq, value = part.partition('=')
-        if not eq or not key:
-            raise ConfigError('%s: %r: parameters are key=value after the '
-                              'name (e.g. geryon:classes=1), got %r'
-                              % (where, spec, part))
-        for kind in (int, float):
-            try:
-                value = kind(value)
-                break
-            except ValueError:
-                pass
-        params[key] = value
-    return name, params
+    return parse(spec, where, 'geryon:classes=1')
