@@ -6,7 +6,11 @@ between the backends:
 
   - mean per-job |error| of the JCT and mean per-coflow |error| of the
     CCT, emulator against simulator (mean and range over the reps),
-    against the targets: jobs <= 10%, coflows <= 15%;
+    against the targets: jobs <= 10%, coflows <= 15%; once per simulator
+    packet model (``--sim-packets``, default both: ``none``, the plain
+    fluid model, and ``emulated``, store and forward of the emulator's
+    packets, MTU x scale: what is left against it is not the emulator's
+    packet resolution);
   - per experiment, in how many reps the two backends rank the policies
     the same way (average CCT; no pair in opposite orders beyond a 5%
     tie);
@@ -23,7 +27,7 @@ ranking count.
 
     .venv/bin/python benchmarks/fidelity_bench.py [--reps N]
         [--only d3-ring,ft-mixed] [--policies fair,sebf] [--backend sim]
-        [--out DIR]
+        [--sim-packets none,emulated] [--out DIR]
 
 Every run's figures are appended to DIR/runs.jsonl as it ends (default
 DIR: results/bench-fidelity/<time>), so an interrupted benchmark keeps
@@ -110,12 +114,16 @@ def sim_ranking(totals, policies):
     return {'order': text, 'pairs_apart': apart, 'pairs': n * (n - 1) // 2}
 
 
-def matrix(records, sims, policies):
-    """Per experiment and policy: error spreads over the reps, target
+def matrix(records, sims, policies, model='none'):
+    """Errors against the simulator's packet model ``model`` (records
+    carry them per model: 'errors_by_model'). Per experiment and policy: error spreads over the reps, target
     marks, totals; per experiment, reps whose ranking agrees (a rep in
     which a policy's run is missing or failed is not counted) and the
     simulator's own ranking. Records with an 'error' are failed runs."""
     out = {}
+    records = [dict(r, errors=r['errors_by_model'][model],
+                    missing=r['missing_by_model'][model])
+               if 'errors_by_model' in r else r for r in records]
     for name in sorted({r['experiment'] for r in records} | set(sims)):
         exp_sims = sims.get(name, {})
         reps = sorted({r['rep'] for r in records if r['experiment'] == name})
@@ -220,31 +228,39 @@ def _num(x, fmt='%.3f'):
     return '-' if x is None else fmt % x
 
 
-def progress(done, runs, rec, sim_total):
-    """The line printed as an emulator run ends (or fails)."""
+def progress(done, runs, rec, sim_totals):
+    """The line printed as an emulator run ends (or fails);
+    sim_totals: the simulator's total per packet model."""
     head = '%d/%d %s %s rep %d' % (done, runs, rec['experiment'],
                                    rec['policy'], rec['rep'])
     if rec.get('error'):
         return '%s: FAILED (%s)' % (head, rec['error'])
     d = rec.get('diag') or {}
-    missing = sum((rec.get('missing') or {}).values())
-    return '%s: emu %s (sim %s), jobs %s, coflows %s, %s retransmits%s' % (
-        head, _num(rec['total']), _num(sim_total),
-        _pct(rec['errors']['job jct_s']), _pct(rec['errors']['coflow cct_s']),
+    missing = max(sum(m.values())
+                  for m in rec['missing_by_model'].values())
+    return '%s: emu %s; %s; %s retransmits%s' % (
+        head, _num(rec['total']), '; '.join(
+            'sim[%s] %s: jobs %s, coflows %s' % (
+                m, _num(sim_totals[m]), _pct(e['job jct_s']),
+                _pct(e['coflow cct_s']))
+            for m, e in rec['errors_by_model'].items()),
         _num(d.get('retransmits'), '%d'),
         ', %d unfinished' % missing if missing else '')
 
 
-def emu_record(name, policy, rep, sim, s, out):
-    """One emulator run's record against the simulator's summary: total,
-    per-job/per-coflow errors, items one backend did not finish,
-    diagnostics."""
-    st = metrics.error_stats(metrics.compare(sim, s))
+def emu_record(name, policy, rep, sims, s, out):
+    """One emulator run's record against the simulator's summaries (one
+    per packet model): total, per-job/per-coflow errors and items one
+    backend did not finish, per model; diagnostics."""
+    errs, missing = {}, {}
+    for m, sim in sims.items():
+        st = metrics.error_stats(metrics.compare(sim, s))
+        errs[m] = crosscheck.errors(sim, s)
+        missing[m] = {k: st.get(k, {}).get('missing', 0)
+                      for k in ('job jct_s', 'coflow cct_s')}
     return {'experiment': name, 'backend': 'emu', 'policy': policy,
             'rep': rep, 'total': s['totals'].get(METRIC),
-            'errors': crosscheck.errors(sim, s),
-            'missing': {k: st.get(k, {}).get('missing', 0)
-                        for k in ('job jct_s', 'coflow cct_s')},
+            'errors_by_model': errs, 'missing_by_model': missing,
             'diag': diagnostics(out)}
 
 
@@ -254,9 +270,23 @@ def main(argv=None):
     ap.add_argument('--only', help='comma-separated suite experiments')
     ap.add_argument('--policies', default=','.join(POLICIES))
     ap.add_argument('--backend', choices=('both', 'sim'), default='both')
+    ap.add_argument('--sim-packets', default='none,emulated',
+                    help="the simulator's packet models to compare with "
+                    '(comma-separated: none, dc, emulated)')
+    ap.add_argument('--reuse', metavar='DIR',
+                    help="take the emulator's runs from an earlier "
+                    "benchmark's DIR (its <experiment>/emu-<policy>-<rep>) "
+                    'instead of running them: the simulator models '
+                    'against the same emulator runs')
     ap.add_argument('--out')
     a = ap.parse_args(argv)
     policies = a.policies.split(',')
+    models = a.sim_packets.split(',')
+    bad = [m for m in models if m not in experiment.SIM_PACKETS]
+    if bad or not models or len(set(models)) != len(models):
+        sys.exit('fidelity_bench: --sim-packets takes distinct names '
+                 'among %s, got %r' % (', '.join(experiment.SIM_PACKETS),
+                                       a.sim_packets))
     crosscheck.check_args(policies, METRIC, TIE)
     exps = suite(a.only.split(',') if a.only else None)
     out_dir = a.out or os.path.join(ROOT, 'results', 'bench-fidelity',
@@ -272,36 +302,55 @@ def main(argv=None):
         pass
 
     # check every experiment under every policy before anything runs
-    loaded = {(n, b, p): experiment.load(path, backend=b, policy=p)
-              for n, path in exps.items() for b in ('sim', 'emu')
-              for p in policies}
-    sims, records = {}, []
+    loaded = {(n, 'emu', p): experiment.load(path, backend='emu', policy=p)
+              for n, path in exps.items() for p in policies}
+    loaded.update({(n, m, p): experiment.load(path, backend='sim', policy=p,
+                                              sim_packets=m)
+                   for n, path in exps.items() for m in models
+                   for p in policies})
+    sims = {m: {} for m in models}        # model -> experiment -> totals
+    summaries = {}                        # (experiment, policy) -> {model:}
+    records = []
     for n in exps:
-        sims[n] = {}
-        for p in policies:
-            s = crosscheck.run_one(loaded[n, 'sim', p],
-                                   os.path.join(out_dir, n, 'sim-' + p),
-                                   quiet)
-            sims[n][p] = s['totals']
-            log.write(json.dumps({'experiment': n, 'backend': 'sim',
-                                  'policy': p, 'totals': s['totals']}) + '\n')
-            log.flush()
-        say('%s: simulator done (%s)' % (n, ', '.join(
-            '%s %s' % (p, _num(sims[n][p].get(METRIC))) for p in policies)))
-    if a.backend == 'both':
+        for m in models:
+            sims[m][n] = {}
+            for p in policies:
+                s = crosscheck.run_one(loaded[n, m, p], os.path.join(
+                    out_dir, n, 'sim-%s-%s' % (m, p)), quiet)
+                sims[m][n][p] = s['totals']
+                summaries.setdefault((n, p), {})[m] = s
+                log.write(json.dumps({'experiment': n, 'backend': 'sim',
+                                      'sim_packets': m, 'policy': p,
+                                      'totals': s['totals']}) + '\n')
+                log.flush()
+            say('%s: simulator (packets %s) done (%s)' % (n, m, ', '.join(
+                '%s %s' % (p, _num(sims[m][n][p].get(METRIC)))
+                for p in policies)))
+    if a.reuse:
+        for rep in range(a.reps):
+            for n in exps:
+                for p in policies:
+                    out = os.path.join(a.reuse, n, 'emu-%s-%d' % (p, rep))
+                    path = os.path.join(out, 'summary.json')
+                    if not os.path.exists(path):
+                        continue
+                    with open(path) as f:
+                        s = json.load(f)
+                    rec = emu_record(n, p, rep, summaries[n, p], s, out)
+                    records.append(rec)
+                    log.write(json.dumps(rec) + '\n')
+        say('%d emulator runs taken from %s' % (len(records), a.reuse))
+    elif a.backend == 'both':
         runs = a.reps * len(exps) * len(policies)
         done = 0
         for rep in range(a.reps):
             for n in exps:
                 for p in policies:
                     out = os.path.join(out_dir, n, 'emu-%s-%d' % (p, rep))
-                    with open(os.path.join(out_dir, n, 'sim-' + p,
-                                           'summary.json')) as f:
-                        sim = json.load(f)
                     try:
                         s = crosscheck.run_one(loaded[n, 'emu', p], out,
                                                quiet)
-                        rec = emu_record(n, p, rep, sim, s, out)
+                        rec = emu_record(n, p, rep, summaries[n, p], s, out)
                     except Exception as e:    # the run tore itself down;
                         rec = {'experiment': n, 'backend': 'emu',   # go on
                                'policy': p, 'rep': rep, 'total': None,
@@ -311,12 +360,15 @@ def main(argv=None):
                     log.write(json.dumps(rec) + '\n')
                     log.flush()
                     done += 1
-                    say(progress(done, runs, rec, sims[n][p].get(METRIC)))
-    m = matrix(records, sims, policies)
+                    say(progress(done, runs, rec, {
+                        m: sims[m][n][p].get(METRIC) for m in models}))
+    ms = {m: matrix(records, sims[m], policies, m) for m in models}
     with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:
         json.dump({'reps': a.reps, 'policies': policies, 'targets': TARGET,
-                   'tie': TIE, 'matrix': m, 'sim': sims}, f, indent=1)
-    print(table(m, policies))
+                   'tie': TIE, 'matrix': ms, 'sim': sims}, f, indent=1)
+    for m in models:
+        print('\n== against the simulator with sim_packets: %s ==' % m)
+        print(table(ms[m], policies))
     print('results: %s' % out_dir)
     return 0
 

@@ -369,7 +369,8 @@ def cmd_crosscheck(a):
         os.path.splitext(os.path.basename(a.experiment))[0],
         time.strftime('%Y%m%d-%H%M%S')))
     report = crosscheck.crosscheck(a.experiment, pols, out, a.metric, a.tie,
-                                   say=_logger())
+                                   say=_logger(),
+                                   sim_packets=a.sim_packets)
     print()
     print(crosscheck.table(report))
     print('results: %s' % out)
@@ -501,6 +502,10 @@ def build_parser():
     p.add_argument('--tie', type=float, default=0.05,
                    help='relative difference below which two policies tie '
                         '(default %(default)s)')
+    p.add_argument('--sim-packets', choices=('none', 'dc', 'emulated'),
+                   help="the simulator's packets (default: the file's "
+                   "sim_packets, else none): 'emulated' adds the emulated "
+                   "packets' store-and-forward time on busy hops")
     p.add_argument('--out', help='output directory (default '
                    'results/<experiment>-crosscheck-<time>)')
     p.set_defaults(fn=cmd_crosscheck)

@@ -79,13 +79,17 @@ def run_one(exp, out, say=print):
 
 
 def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
-               say=print):
+               say=print, sim_packets=None):
     """Run every policy on both backends (simulator first: it is quick
-    and checks the experiment before any emulation starts). Results go to
+    and checks the experiment before any emulation starts); the
+    simulator with ``sim_packets`` (None: the file's, else none, dc or
+    emulated: experiment.SIM_PACKETS). Results go to
     out_dir/<backend>-<policy>; a summary of each run is kept as it
     arrives. Returns the report dict."""
     check_args(policies, metric, tie)
-    exps = {(b, p): experiment.load(path, backend=b, policy=p)
+    exps = {(b, p): experiment.load(
+        path, backend=b, policy=p,
+        sim_packets=sim_packets if b == 'sim' else None)
             for b in BACKENDS for p in policies}
     totals = {b: {} for b in BACKENDS}
     summaries = {}
@@ -102,6 +106,7 @@ def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
             for p in policies}
     bad = disagreements(totals['sim'], totals['emu'], tie)
     report = {'metric': metric, 'tie': tie, 'totals': totals,
+              'sim_packets': exps['sim', policies[0]].sim_packets,
               'ranking': {b: ranking(totals[b]) for b in BACKENDS},
               'errors': errs, 'disagreements': bad, 'agree': not bad}
     _save(out_dir, report)
@@ -129,6 +134,9 @@ def table(report):
               '%.1f%%'),
             f(None if e['coflow cct_s'] is None
               else 100 * e['coflow cct_s'], '%.1f%%')))
+    if report.get('sim_packets', 'none') != 'none':
+        lines.append('simulator packets: %s (fluid.Network.set_packets)'
+                     % report['sim_packets'])
     for b in BACKENDS:
         lines.append('%s ranking (best first): %s'
                      % (b, ' < '.join(report['ranking'][b])))

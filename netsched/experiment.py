@@ -97,12 +97,24 @@ class Experiment:
     timeout_s: float = None
     # a hybrid fabric's circuit scheduler: (name, {parameter: value})
     circuits: tuple = None
+    # the simulator's packets: none (fluid), dc (MTU-byte packets at
+    # the topology's rates), emulated (the emulator's: MTU x scale)
+    sim_packets: str = 'none'
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
         """The topology, its hosts' links at ``link_bps`` (a hybrid
         fabric's uplinks and circuits at their rates from it)."""
         return topo.parse_spec(self.topology, link_bps=float(self.link_bps))
+
+    @property
+    def packet_bytes(self):
+        """The simulator's store-and-forward packet size in the
+        topology's bytes (fluid.Network.set_packets), None for the plain
+        fluid model. ``emulated``: an MTU at the emulated link rate
+        takes MTU x scale bytes' time at the topology's."""
+        return {'none': None, 'dc': float(self.mtu),
+                'emulated': float(self.mtu) * self.scale}[self.sim_packets]
 
     @property
     def base_dir(self):
@@ -397,14 +409,18 @@ def _circuits(c, g, where, override=None):
     return v['scheduler'], params
 
 
-def load(path, backend=None, policy=None, trace=None, circuits=None):
+def load(path, backend=None, policy=None, trace=None, circuits=None,
+         sim_packets=None):
     """Read and check an experiment file; CLI overrides win."""
     return from_dict(_load_yaml(path), path, backend, policy, trace,
-                     circuits)
+                     circuits, sim_packets)
+
+
+SIM_PACKETS = ('none', 'dc', 'emulated')
 
 
 def from_dict(d, path=None, backend=None, policy=None, trace=None,
-              circuits=None):
+              circuits=None, sim_packets=None):
     where = path or 'experiment'
     c = _Checker(where, d)
     name = c.string('name', os.path.splitext(os.path.basename(path))[0]
@@ -449,6 +465,12 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
         c.fail('fair_queues', qos.bucket_error(fq))
     sample_s = c.num('sample_s', 0.1, positive=True)
     tol = c.num('completion_tolerance', 1e-3, minimum=0, maximum=0.1)
+    if sim_packets is not None and sim_packets not in SIM_PACKETS:
+        raise ConfigError('--sim-packets must be one of %s, got %r'
+                          % (', '.join(SIM_PACKETS), sim_packets))
+    sim_packets = sim_packets or c.choice('sim_packets', SIM_PACKETS,
+                                          'none')
+    c.choice('sim_packets', SIM_PACKETS)     # the file's, checked anyway
     timeout_s = c.num('timeout_s', None, positive=True)
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
@@ -559,4 +581,5 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),
-                      timeout_s=timeout_s, circuits=circuits, raw=d)
+                      timeout_s=timeout_s, circuits=circuits,
+                      sim_packets=sim_packets, raw=d)

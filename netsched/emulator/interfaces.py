@@ -43,6 +43,10 @@ def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
             # (gradient exchanges) keeps its window, as data-center
             # training stacks are set up to; per network namespace
             sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
+            if os.environ.get('NETSCHED_RTO_MIN_MS'):
+                sh.append('ip route show | while read r; do ip route change '
+                          '$r rto_min %sms; done'
+                          % int(os.environ['NETSCHED_RTO_MIN_MS']))
             _run_in_host(net.get(n), sh, lines)
         else:
             root_sh += sh

@@ -23,6 +23,7 @@ import time
 from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
+from . import drops
 from .agents import CONNECT_TIMEOUT_S, AgentFailed, AgentPool, hand_command
 from .fabric import Fabric
 from .links import LinkSampler
@@ -107,6 +108,7 @@ class Coordinator:
 
     # --- the run ----------------------------------------------------------
     def run(self):
+        drops0 = drops.snapshot(self.fab)
         t0 = time.monotonic() + 0.5
         self.t0 = t0
         self.pool.broadcast({'op': 'go', 't0': t0})
@@ -141,6 +143,7 @@ class Coordinator:
                             self.recv_done + self.marks_done, total))
         sampler.sample(self.log)
         wall = time.monotonic() - t0
+        lost = drops.delta(drops0, drops.snapshot(self.fab))
         self.decisions.copy(self.log, t0)
         self.pool.broadcast({'op': 'stop'}, ignore_errors=True)
         for h, m in self.pool.drain(
@@ -162,6 +165,9 @@ class Coordinator:
                 'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
                 'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
                 or None,
+                'queue_drops': sum(lost['queue'].values()),
+                'queue_drops_by_interface': lost['queue'],
+                'ovs_drops_by_port': lost['ovs'],
                 'paused_s': round(sum(self.paused_by_conn.values()), 3),
                 'paused_s_by_connection': {
                     k: v for k, v in sorted(self.paused_by_conn.items())

@@ -198,6 +198,9 @@ class WithCircuits:
     flow_fields = property(lambda self: getattr(self.workload,
                                                 'flow_fields', None))
 
+    on_flows_sent = property(lambda self: getattr(self.workload,
+                                                  'on_flows_sent', None))
+
     def on_flows_done(self, ids):
         self.workload.on_flows_done(ids)
 

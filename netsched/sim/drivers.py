@@ -129,6 +129,7 @@ class PlanDriver:
         self.sent_at = {}
         self.wakes = set()
         self.done = 0
+        self.sent_early = set()         # flows sent, not yet received
         self.shifts = {}                # job -> (shift, period, tol, max wait)
         self.aligned = set()            # (job, worker) started on its grid
         self.stage_of = {st.barrier: st for st in plan.stages}
@@ -329,13 +330,28 @@ class PlanDriver:
                     round(float(self.ready_at.pop(t.id)), 9), t.urgency))
         return out
 
+    def on_flows_sent(self, ids):
+        """The flows have left their senders (store and forward: they
+        are received later): their connections send what is next, and
+        a Prophet sender counts them done (as the emulator's agents do
+        when a send is written)."""
+        for i in ids.tolist():
+            self.sent_early.add(i)
+            self._sent(self.eng.flow_tag[i])
+
     def on_flows_done(self, ids):
         for i in ids.tolist():
             t = self.eng.flow_tag[i]
-            if t.prophet is not None:
-                self._prophet(t.job, t.host, 'done', t)
-            self._send_next(t.conn)
+            if i in self.sent_early:
+                self.sent_early.discard(i)
+            else:
+                self._sent(t)
             self._done(t)
+
+    def _sent(self, t):
+        if t.prophet is not None:
+            self._prophet(t.job, t.host, 'done', t)
+        self._send_next(t.conn)
 
     def _done(self, t):
         eng = self.eng
@@ -393,9 +409,17 @@ class Together:
     def flow_fields(self, ids):
         return self.plan.flow_fields(ids)
 
+    def _tagged(self, ids):
+        return np.array([self.eng.flow_tag[i] is not None
+                         for i in ids.tolist()], dtype=bool)
+
+    def on_flows_sent(self, ids):
+        tagged = self._tagged(ids)
+        if tagged.any():
+            self.plan.on_flows_sent(ids[tagged])
+
     def on_flows_done(self, ids):
-        tagged = np.array([self.eng.flow_tag[i] is not None
-                           for i in ids.tolist()], dtype=bool)
+        tagged = self._tagged(ids)
         if (~tagged).any():
             self.trace.on_flows_done(ids[~tagged])
         if tagged.any():

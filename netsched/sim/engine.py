@@ -10,7 +10,10 @@ done leave the active set (:class:`FlowTable`, which coalesces
 completions), are logged, and the driver hears of them.
 
 A workload driver (``netsched.drive``) starts flows and reacts to their
-completion; the engine knows nothing of jobs or traces. A driver may
+completion; the engine knows nothing of jobs or traces. With packets
+(``fluid.Network.set_packets``: store and forward) a flow that has sent
+its last byte frees its sender at once (the driver's ``on_flows_sent``)
+and is received, logged and reported done a few packet times later. A driver may
 also have ``settle()``, called at every event after the timers (before
 the rates), and keep timers in the background (:meth:`Engine.background`:
 they fire while the run goes on but do not keep it going); a hybrid
@@ -44,6 +47,7 @@ class Engine:
         self._timers = []
         self._background = 0             # of them, background timers
         self._seq = itertools.count()
+        self._delivered = {}             # connection -> its last delivery
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
         self.rates = RateSetter(net, policy, self.table, queues)
@@ -149,10 +153,48 @@ class Engine:
         self.now = t
 
     def _finish_flows(self):
+        packets = self.net.packet_bytes is not None
+        if packets:                  # flows per link, before any leaves
+            t = self.net.table()[self.table.a_path]
+            busy = np.bincount(t[t >= 0], minlength=len(self.net.capacity))
         ids, coflow_ended = self.table.finish(self.now)
         if not len(ids):
             return
         self.rates.flows_finished(coflow_ended)
+        if not packets:
+            self._deliver(ids)
+            return
+        # store and forward (fluid.Network.set_packets): the flows have
+        # left their senders, which may send the next thing on their
+        # connections, and are received a few packet times later: one
+        # per hop that carries other flows (whatever their rate: a flow
+        # strict priority starves still has a packet in the link's
+        # queue now and then, as on the emulator)
+        sent = getattr(self.driver, 'on_flows_sent', None)
+        if sent is not None:
+            sent(ids)
+        f = self.table.record
+        paths = f['path'][ids]
+        links = self.net.table()[paths]
+        others = np.where(links >= 0, busy[np.maximum(links, 0)] - 1, 0)
+        lag = self.net.delivery_s(paths, f['size'][ids], others)
+        # a connection delivers in order: not before what it sent earlier
+        due = self.now + lag
+        for k, (i, conn) in enumerate(zip(ids.tolist(), zip(
+                f['src'][ids].tolist(), f['dst'][ids].tolist(),
+                f['sport'][ids].tolist(), f['dport'][ids].tolist()))):
+            due[k] = max(due[k], self._delivered.get(conn, 0.0))
+            self._delivered[conn] = due[k]
+        due = np.round(due, 9)
+        for d in np.unique(due).tolist():
+            group = ids[due == d]
+            if d <= self.now:
+                self._deliver(group)
+            else:
+                self.at(d, self._deliver, group)
+
+    def _deliver(self, ids):
+        """Flows received: logged, and the driver hears of them."""
         self._log_flows(ids)
         self.driver.on_flows_done(ids)
 

@@ -31,6 +31,7 @@ class Progress:
 def run(exp, log_path, say):
     g = exp.graph()
     net = fluid.Network(g, big_switch=exp.big_switch)
+    net.set_packets(exp.packet_bytes)
     policy = policies.make(exp.policy, exp.policy_params)
     parts = []
     if exp.trace:
@@ -56,7 +57,7 @@ def run(exp, log_path, say):
                                                     plan_driver))
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
-                  seed=exp.seed)
+                  seed=exp.seed, sim_packets=exp.sim_packets)
         for j, p in sorted(getattr(plan, 'placements', {}).items()):
             log.write(0.0, 'placement', job=j, **p)
         eng = Engine(net, policy, log, queues=exp.queues,

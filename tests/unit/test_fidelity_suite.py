@@ -111,7 +111,7 @@ def test_a_failed_run_is_counted_and_its_rep_left_out_of_the_ranking():
     text = b.table(b.matrix(records, sims, ['fair', 'sebf']),
                    ['fair', 'sebf'])
     assert '1 failed' in text and '3/1' in text and '0.25' in text
-    line = b.progress(4, 4, records[3], 0.5)
+    line = b.progress(4, 4, records[3], {'none': 0.5})
     assert 'FAILED' in line and 'agent hr0 died' in line
 
 
@@ -138,10 +138,12 @@ def test_progress_line_of_an_unfinished_run():
     """A run that finished no coflow has no total: '-', not a crash."""
     b = bench()
     rec = {'experiment': 'x', 'policy': 'fair', 'rep': 0, 'total': None,
-           'errors': {'job jct_s': None, 'coflow cct_s': None},
-           'missing': {'job jct_s': 2, 'coflow cct_s': 5}, 'diag': {}}
-    line = b.progress(1, 6, rec, None)
-    assert 'emu - (sim -)' in line and '7 unfinished' in line
+           'errors_by_model': {'none': {'job jct_s': None,
+                                        'coflow cct_s': None}},
+           'missing_by_model': {'none': {'job jct_s': 2,
+                                         'coflow cct_s': 5}}, 'diag': {}}
+    line = b.progress(1, 6, rec, {'none': None})
+    assert 'emu -; sim[none] -' in line and '7 unfinished' in line
 
 
 def _summary(jobs, coflows):
@@ -155,11 +157,43 @@ def test_emulator_record_errors_and_unfinished_items(tmp_path):
     b = bench()
     sim = _summary({'a': 1.0, 'b': 2.0}, {'a/0': 0.5, 'b/0': 1.0})
     emu = _summary({'a': 1.1, 'b': None}, {'a/0': 0.4, 'b/0': None})
-    rec = b.emu_record('x', 'fair', 0, sim, emu, str(tmp_path))
-    assert rec['errors']['job jct_s'] == pytest.approx(0.1)
-    assert rec['errors']['coflow cct_s'] == pytest.approx(0.2)
-    assert rec['missing'] == {'job jct_s': 1, 'coflow cct_s': 1}
+    slow = _summary({'a': 1.1, 'b': 2.2}, {'a/0': 0.4, 'b/0': 1.1})
+    rec = b.emu_record('x', 'fair', 0, {'none': sim, 'emulated': slow},
+                       emu, str(tmp_path))
+    e = rec['errors_by_model']
+    assert e['none']['job jct_s'] == pytest.approx(0.1)
+    assert e['none']['coflow cct_s'] == pytest.approx(0.2)
+    assert e['emulated']['job jct_s'] == pytest.approx(0.0)
+    assert e['emulated']['coflow cct_s'] == pytest.approx(0.0)
+    assert rec['missing_by_model']['none'] == {'job jct_s': 1,
+                                               'coflow cct_s': 1}
     assert rec['diag'] == {}                     # no run.json
+    line = b.progress(1, 1, rec, {'none': 1.0, 'emulated': 1.1})
+    assert 'sim[none] 1.000: jobs 10.0%, coflows 20.0%' in line
+    assert 'sim[emulated] 1.100: jobs 0.0%, coflows 0.0%' in line
+
+
+def test_matrix_reads_the_errors_against_the_model_asked_for():
+    """Records carry errors per simulator packet model; each matrix is
+    one model's."""
+    b = bench()
+    sims = {'x': {'fair': {'avg_cct_s': 1.0}, 'sebf': {'avg_cct_s': 0.5}}}
+
+    def rec(p, total, fluid, packets):
+        return {'experiment': 'x', 'policy': p, 'rep': 0, 'total': total,
+                'errors_by_model': {
+                    'none': {'job jct_s': fluid, 'coflow cct_s': fluid},
+                    'emulated': {'job jct_s': packets,
+                                 'coflow cct_s': packets}},
+                'missing_by_model': {'none': {}, 'emulated': {}},
+                'diag': {}}
+    records = [rec('fair', 1.0, 0.02, 0.01), rec('sebf', 0.55, 0.4, 0.05)]
+    fluid = b.matrix(records, sims, ['fair', 'sebf'], 'none')['x']
+    packets = b.matrix(records, sims, ['fair', 'sebf'], 'emulated')['x']
+    assert fluid['policies']['sebf']['jobs']['mean'] == 0.4
+    assert fluid['policies']['sebf']['meets']['job jct_s'] is False
+    assert packets['policies']['sebf']['jobs']['mean'] == 0.05
+    assert packets['policies']['sebf']['meets']['job jct_s'] is True
 
 
 def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):

@@ -1,0 +1,70 @@
+"""Where an emulated run lost packets: per interface, the packets its tc
+priority tree dropped (a full class queue), and the packets OVS counted
+as dropped on its ports (the datapath's sockets). Read before and after
+a run; run.json keeps the difference (``queue_drops_by_interface``,
+``ovs_drops_by_port``), so a result shaped by loss says where the loss
+was, not only that TCP retransmitted."""
+import json
+import subprocess
+
+
+def parse_qdiscs(text):
+    """{interface: packets dropped} from ``tc -s -j qdisc show``: the root
+    qdisc of each interface (an htb root counts its leaves' drops)."""
+    out = {}
+    try:
+        rows = json.loads(text or '[]')
+    except ValueError:
+        return out
+    for q in rows:
+        if q.get('root') and q.get('dev'):
+            out[q['dev']] = out.get(q['dev'], 0) + int(q.get('drops', 0))
+    return out
+
+
+def parse_ovs_interfaces(text):
+    """{port: rx_dropped + tx_dropped} from ``ovs-vsctl --format=json
+    --columns=name,statistics list interface``."""
+    out = {}
+    try:
+        d = json.loads(text or '{}')
+    except ValueError:
+        return out
+    for name, stats in d.get('data', []):
+        if not isinstance(stats, list) or len(stats) != 2:
+            continue
+        s = dict(stats[1])
+        out[name] = int(s.get('rx_dropped', 0)) + int(s.get('tx_dropped', 0))
+    return out
+
+
+def _tc_root():
+    r = subprocess.run(['tc', '-s', '-j', 'qdisc', 'show'],
+                       capture_output=True, text=True, timeout=10)
+    return r.stdout
+
+
+def _ovs():
+    r = subprocess.run(['ovs-vsctl', '--format=json',
+                        '--columns=name,statistics', 'list', 'interface'],
+                       capture_output=True, text=True, timeout=10)
+    return r.stdout
+
+
+def snapshot(fab):
+    """Drop counters now: tc in the root namespace (switch ports) and in
+    every host (its interface), and OVS's per port."""
+    q = parse_qdiscs(_tc_root())
+    for h in fab.hosts():
+        q.update(parse_qdiscs(h.cmd('tc -s -j qdisc show')))
+    return {'queue': q, 'ovs': parse_ovs_interfaces(_ovs())}
+
+
+def delta(before, after):
+    """The counters that grew between two snapshots, per kind."""
+    out = {}
+    for kind in ('queue', 'ovs'):
+        b, a = before.get(kind, {}), after.get(kind, {})
+        out[kind] = {k: v - b.get(k, 0) for k, v in sorted(a.items())
+                     if v - b.get(k, 0) > 0}
+    return out

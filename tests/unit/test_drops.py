@@ -1,0 +1,38 @@
+"""Reading where an emulated run dropped packets (netsched.emulator.drops):
+tc's and OVS's counters, and the difference over a run."""
+import json
+
+from netsched.emulator import drops
+
+
+def test_root_qdiscs_count_per_interface():
+    text = json.dumps([
+        {'kind': 'noqueue', 'handle': '0:', 'dev': 'lo', 'root': True,
+         'drops': 0},
+        {'kind': 'htb', 'handle': '1:', 'dev': 'e2_0-eth1', 'root': True,
+         'drops': 131, 'overlimits': 9},
+        # a leaf's drops are in its htb root's already
+        {'kind': 'pfifo', 'handle': '8013:', 'dev': 'e2_0-eth1',
+         'parent': '1:113', 'drops': 131},
+        {'kind': 'htb', 'handle': '1:', 'dev': 'hl0-eth0', 'root': True,
+         'drops': 2}])
+    assert drops.parse_qdiscs(text) == {'lo': 0, 'e2_0-eth1': 131,
+                                        'hl0-eth0': 2}
+    assert drops.parse_qdiscs('') == {} and drops.parse_qdiscs('oops') == {}
+
+
+def test_ovs_port_statistics():
+    text = json.dumps({'headings': ['name', 'statistics'], 'data': [
+        ['sl-eth1', ['map', [['rx_bytes', 10], ['rx_dropped', 3],
+                             ['tx_dropped', 4]]]],
+        ['sl', ['map', [['rx_bytes', 0]]]],
+        ['odd', 'not a map']]})
+    assert drops.parse_ovs_interfaces(text) == {'sl-eth1': 7, 'sl': 0}
+    assert drops.parse_ovs_interfaces('') == {}
+
+
+def test_delta_keeps_what_grew():
+    before = {'queue': {'a': 5, 'b': 1}, 'ovs': {'p': 2}}
+    after = {'queue': {'a': 5, 'b': 4, 'c': 2}, 'ovs': {'p': 2}}
+    assert drops.delta(before, after) == {'queue': {'b': 3, 'c': 2},
+                                          'ovs': {}}
