@@ -51,13 +51,22 @@ def _ovs():
     return r.stdout
 
 
+def ours(counts, nodes):
+    """The counters of interfaces named after the fabric's nodes
+    (``<node>-eth<k>``, as Mininet names them), not the machine's own."""
+    return {k: v for k, v in counts.items()
+            if '-' in k and k.rsplit('-', 1)[0] in nodes}
+
+
 def snapshot(fab):
     """Drop counters now: tc in the root namespace (switch ports) and in
-    every host (its interface), and OVS's per port."""
+    every host (its interface), and OVS's per port; the fabric's only."""
     q = parse_qdiscs(_tc_root())
     for h in fab.hosts():
         q.update(parse_qdiscs(h.cmd('tc -s -j qdisc show')))
-    return {'queue': q, 'ovs': parse_ovs_interfaces(_ovs())}
+    nodes = set(fab.g.nodes)
+    return {'queue': ours(q, nodes),
+            'ovs': ours(parse_ovs_interfaces(_ovs()), nodes)}
 
 
 def delta(before, after):

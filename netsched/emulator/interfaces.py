@@ -25,6 +25,19 @@ def iface_script(intfs, queues, mtu, queue_packets, fair_queues):
     return sh, lines
 
 
+def route_options():
+    """Per-route TCP settings for every host, from the measuring knobs
+    NETSCHED_RTO_MIN_MS (minimum retransmission timeout) and
+    NETSCHED_INITCWND (initial congestion window, packets); '' when
+    neither is set."""
+    opts = []
+    if os.environ.get('NETSCHED_RTO_MIN_MS'):
+        opts.append('rto_min %dms' % int(os.environ['NETSCHED_RTO_MIN_MS']))
+    if os.environ.get('NETSCHED_INITCWND'):
+        opts.append('initcwnd %d' % int(os.environ['NETSCHED_INITCWND']))
+    return ' '.join(opts)
+
+
 def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
     """Configure every interface of the fabric ``net`` built from ``g``;
     link rates are capacity_bps / scale."""
@@ -43,10 +56,10 @@ def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
             # (gradient exchanges) keeps its window, as data-center
             # training stacks are set up to; per network namespace
             sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
-            if os.environ.get('NETSCHED_RTO_MIN_MS'):
+            opts = route_options()
+            if opts:
                 sh.append('ip route show | while read r; do ip route change '
-                          '$r rto_min %sms; done'
-                          % int(os.environ['NETSCHED_RTO_MIN_MS']))
+                          '$r %s; done' % opts)
             _run_in_host(net.get(n), sh, lines)
         else:
             root_sh += sh

@@ -6,11 +6,12 @@ errors against the simulator must stay within bounds: the benchmark's
 targets (jobs 10%, coflows 15%) where the emulator meets them, and where
 it does not, the bound README's fidelity figures give with the cause
 (`make bench-fidelity` measures the spread)."""
+import json
 import os
 
 import pytest
 
-from netsched import crosscheck, events
+from netsched import crosscheck, events, experiment
 from netsched import topology as topo
 from netsched.emulator import ovs
 
@@ -46,6 +47,7 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
     path = os.path.join(ROOT, 'experiments', 'fidelity', name + '.yaml')
     rep = crosscheck.crosscheck(path, POLICIES, str(tmp_path),
                                 say=lambda m: None)
+    nodes = set(topo.parse_spec(experiment.load(path).topology).nodes)
     why = crosscheck.table(rep)
     assert not set(map(tuple, rep['disagreements'])) - UNSTABLE, why
     # the ordering policies beat fair sharing on both backends
@@ -65,5 +67,15 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
     caps = [r for e in evs if e['ev'] == 'rates' for r in e['rates'].values()]
     assert caps and 0 < min(r for r in caps if r > 0) < 10e9
     assert -1 in caps
+    # run.json says where packets were dropped: per interface of this
+    # fabric (read from tc over the run), and per OVS port
+    for p in POLICIES:
+        with open(tmp_path / ('emu-' + p) / 'run.json') as f:
+            info = json.load(f)['backend_info']
+        by_intf = info['queue_drops_by_interface']
+        assert info['queue_drops'] == sum(by_intf.values())
+        assert all(n > 0 and i.rsplit('-', 1)[0] in nodes for i, n in
+                   by_intf.items()), by_intf
+        assert isinstance(info['ovs_drops_by_port'], dict)
     g = topo.parse_spec('dumbbell,3')
     assert not set(topo.switches(g)) & set(ovs.bridges())

@@ -36,3 +36,21 @@ def test_delta_keeps_what_grew():
     after = {'queue': {'a': 5, 'b': 4, 'c': 2}, 'ovs': {'p': 2}}
     assert drops.delta(before, after) == {'queue': {'b': 3, 'c': 2},
                                           'ovs': {}}
+
+
+def test_route_options_from_the_measuring_knobs(monkeypatch):
+    from netsched.emulator import interfaces
+    monkeypatch.delenv('NETSCHED_RTO_MIN_MS', raising=False)
+    monkeypatch.delenv('NETSCHED_INITCWND', raising=False)
+    assert interfaces.route_options() == ''
+    monkeypatch.setenv('NETSCHED_RTO_MIN_MS', '3000')
+    assert interfaces.route_options() == 'rto_min 3000ms'
+    monkeypatch.setenv('NETSCHED_INITCWND', '2')
+    assert interfaces.route_options() == 'rto_min 3000ms initcwnd 2'
+
+
+def test_only_the_fabrics_interfaces_count():
+    counts = {'eth0': 5, 'lo': 0, 'sl-eth1': 3, 'hl0-eth0': 1,
+              'h0_0_0-eth0': 2, 'other-eth0': 9}
+    assert drops.ours(counts, {'sl', 'hl0', 'h0_0_0'}) == {
+        'sl-eth1': 3, 'hl0-eth0': 1, 'h0_0_0-eth0': 2}
