@@ -106,6 +106,8 @@ class Engine:
         driver.start(self)
         view = getattr(driver, 'view', None)
         self.rates.on_shifts = getattr(driver, 'set_shifts', None)
+        self.rates.on_classes = lambda t, ch: self.log.write(
+            t, 'classes', classes=ch)
         settle = getattr(driver, 'settle', None)
         while True:
             self._fire_timers()

@@ -57,6 +57,9 @@ class RateSetter:
         self.allocations = 0
         self.load_bps = np.zeros(len(net.capacity))   # per link, now
         self.on_shifts = None            # the driver's, for time shifts
+        # told (now, {coflow name: class}) when coflows change class, as
+        # the emulator's controller logs them (the engine's event log)
+        self.on_classes = None
 
     def flows_started(self):
         self.must_decide = True
@@ -103,8 +106,13 @@ class RateSetter:
         if self.queues is not None and d.coflow_rank is not None:
             coflows = self.flows.coflows
             cof = coflows.live()
-            cls = coflow_class(snap, d, coflows.queue_class[cof])
+            old = coflows.queue_class[cof]
+            cls = coflow_class(snap, d, old)
             coflows.queue_class[cof] = cls
+            moved = np.flatnonzero(cls != old)
+            if len(moved) and self.on_classes is not None:
+                self.on_classes(snap.t, {coflows.names[cof[i]]: int(cls[i])
+                                         for i in moved.tolist()})
             return with_flow_classes(cls[snap.flow_coflow], d)
         return flow_priority(snap, d)
 

@@ -228,3 +228,21 @@ def test_sebf_sees_a_dl_coflows_pending_sends(tmp_path):
                                       10e9)
     assert len(small) == 20
     assert small == pytest.approx([want] * 20, rel=1e-3)
+
+
+def test_class_changes_are_logged_as_on_the_emulator(tmp_path):
+    """The simulator logs each decision's class changes as the emulator's
+    controller does ('classes' events: {coflow: class}), so the two
+    backends' class histories can be compared."""
+    path = write_trace(tmp_path, ['1 0 1 0 1 1:1.0', '2 0 1 0 1 1:2.0',
+                                  '3 500 1 0 1 1:0.25'])
+    d = dict(trace_exp(path, 'sebf'), queues=8)
+    run_exp(tmp_path, d)
+    with open(tmp_path / 'out' / 'events.jsonl') as f:
+        evs = [e for e in map(json.loads, f) if e['ev'] == 'classes']
+    # both at t=0, the smaller first; at 0.5 s coflow 3 (0.25 MB)
+    # arrives, smaller than what coflow 1 has left (0.5 MB): it takes
+    # class 0 and pushes the running coflows down one each
+    assert evs[0] == {'t': 0.0, 'ev': 'classes', 'classes': {'1': 0, '2': 1}}
+    assert evs[1]['t'] == pytest.approx(0.5)
+    assert evs[1]['classes'] == {'3': 0, '1': 1, '2': 2}
