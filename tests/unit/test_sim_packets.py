@@ -10,6 +10,8 @@ from netsched import experiment, fluid, run
 from netsched import topology as topo
 from netsched.errors import ConfigError
 
+from .test_sim import write_trace
+
 MB = 2 ** 20
 
 
@@ -40,12 +42,6 @@ def test_delivery_is_one_packet_time_per_busy_hop_but_the_slowest():
         pytest.approx(144e-6)
     with pytest.raises(ValueError):
         net.set_packets(0)
-
-
-def write_trace(tmp_path, lines, ports=2):
-    p = tmp_path / 'trace.txt'
-    p.write_text('%d %d\n' % (ports, len(lines)) + '\n'.join(lines) + '\n')
-    return str(p)
 
 
 def run_exp(tmp_path, d, **kw):
