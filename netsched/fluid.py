@@ -220,8 +220,8 @@ class Network:
         self.set_circuits(frozenset())
 
     def set_packets(self, packet_bytes):
-        """Model store and forward: a transfer is delivered one packet
-        time per hop after its path's slowest link has carried it
+        """Model packets: a transfer is delivered a packet time per busy
+        hop after its path's slowest link has carried it
         (:meth:`delivery_s`). ``packet_bytes``: the packet size in the
         graph's units (the emulated network's is MTU x scale); None:
         the plain fluid model, delivery when the last byte is sent."""
@@ -235,8 +235,8 @@ class Network:
         transfer is received, s, with packets of ``packet_bytes`` (a
         transfer's own size if smaller): a pipeline of store-and-forward
         hops, in which the path's slowest hop paces the packets and each
-        other hop adds one packet's time at its rate. ``other_bps`` (n, H:
-        per transfer, the load of other transfers on each hop of its
+        other hop adds one packet's time at its rate. ``others`` (n, H:
+        per transfer, how many other transfers share each hop of its
         path, as ``table()`` lists them) counts only busy hops: a
         token-bucket shaper (the emulator's htb) lets a packet through an
         idle link at once and serialises it only when the link is busy,

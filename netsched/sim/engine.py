@@ -11,9 +11,10 @@ completions), are logged, and the driver hears of them.
 
 A workload driver (``netsched.drive``) starts flows and reacts to their
 completion; the engine knows nothing of jobs or traces. With packets
-(``fluid.Network.set_packets``: store and forward) a flow that has sent
-its last byte frees its sender at once (the driver's ``on_flows_sent``)
-and is received, logged and reported done a few packet times later. A driver may
+(``fluid.Network.set_packets``: a packet time per busy hop) a flow that
+has sent its last byte frees its sender at once (the driver's
+``on_flows_sent``) and is received, logged and reported done a few
+packet times later, after what its connection sent before. A driver may
 also have ``settle()``, called at every event after the timers (before
 the rates), and keep timers in the background (:meth:`Engine.background`:
 they fire while the run goes on but do not keep it going); a hybrid
@@ -182,9 +183,9 @@ class Engine:
         lag = self.net.delivery_s(paths, f['size'][ids], others)
         # a connection delivers in order: not before what it sent earlier
         due = self.now + lag
-        for k, (i, conn) in enumerate(zip(ids.tolist(), zip(
+        for k, conn in enumerate(zip(
                 f['src'][ids].tolist(), f['dst'][ids].tolist(),
-                f['sport'][ids].tolist(), f['dport'][ids].tolist()))):
+                f['sport'][ids].tolist(), f['dport'][ids].tolist())):
             due[k] = max(due[k], self._delivered.get(conn, 0.0))
             self._delivered[conn] = due[k]
         due = np.round(due, 9)
