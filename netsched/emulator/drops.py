@@ -60,9 +60,13 @@ def ours(counts, nodes):
 
 def snapshot(fab):
     """Drop counters now: tc in the root namespace (switch ports) and in
-    every host (its interface), and OVS's per port; the fabric's only."""
+    every host (its interface), and OVS's per port; the fabric's only. A
+    run attached to a fabric another process built (``--attach``) cannot
+    enter its hosts: there the switch ports are counted, not the hosts'
+    own interfaces."""
     q = parse_qdiscs(_tc_root())
-    for h in fab.hosts():
+    hosts = getattr(fab, 'hosts', None)
+    for h in hosts() if hosts is not None else ():
         q.update(parse_qdiscs(h.cmd('tc -s -j qdisc show')))
     nodes = set(fab.g.nodes)
     return {'queue': ours(q, nodes),

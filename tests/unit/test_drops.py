@@ -54,3 +54,16 @@ def test_only_the_fabrics_interfaces_count():
               'h0_0_0-eth0': 2, 'other-eth0': 9}
     assert drops.ours(counts, {'sl', 'hl0', 'h0_0_0'}) == {
         'sl-eth1': 3, 'hl0-eth0': 1, 'h0_0_0-eth0': 2}
+
+
+def test_an_attached_fabric_counts_its_switch_ports(monkeypatch):
+    """A run attached to another process's fabric cannot enter its hosts:
+    the root namespace's switch ports are read, nothing fails."""
+    class Attached:
+        g = type('G', (), {'nodes': {'sl': {}, 'hl0': {}}})()
+    monkeypatch.setattr(drops, '_tc_root', lambda: json.dumps([
+        {'dev': 'sl-eth1', 'root': True, 'drops': 4},
+        {'dev': 'eth0', 'root': True, 'drops': 1}]))
+    monkeypatch.setattr(drops, '_ovs', lambda: '')
+    assert drops.snapshot(Attached()) == {'queue': {'sl-eth1': 4},
+                                          'ovs': {}}
