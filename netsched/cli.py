@@ -282,9 +282,10 @@ def _longest_path(exp, plan):
 
 def _resolution(exp, plan):
     """What the emulator resolves: one packet's time on an emulated link;
-    a warning where most transfers are a few packets (each hop of their
-    path adds a packet time the fluid model does not have) and where the
-    policy decides on less data than TCP's initial window carries."""
+    a warning where most transfers are a few packets (each busy hop of
+    their path adds a packet time the fluid model does not have) and
+    where the policy decides on less data than TCP's initial window
+    carries."""
     from . import policies
     link = exp.link_bps / exp.scale
     pkt_s = exp.mtu * 8 / link
@@ -297,11 +298,13 @@ def _resolution(exp, plan):
         hops = _longest_path(exp, plan)
         if hops - 1 > median:
             print('  warning: the median transfer is %.1f packets emulated; '
-                  'store and forward over a %d-link path adds %d packet '
-                  'times (%.0f ms) that the fluid model does not have, so '
-                  'the emulator will be slower than the simulator; larger '
-                  'transfers (bucket_mb), a lower scale or a smaller mtu '
-                  'narrow it (README, "What the emulator resolves")'
+                  'on a %d-link path whose hops other traffic keeps busy '
+                  'it waits up to %d packet times (%.0f ms) that the fluid '
+                  'model does not have, so the emulator will be slower '
+                  'than the simulator (sim_packets: emulated models it); '
+                  'larger transfers (bucket_mb), a lower scale or a '
+                  'smaller mtu narrow it (README, "What the emulator '
+                  'resolves")'
                   % (median, hops, hops - 1, (hops - 1) * pkt_s * 1e3))
     finest = policies.make(exp.policy, exp.policy_params).finest_bytes()
     if finest is not None and finest / exp.scale < INITIAL_WINDOW * exp.mtu:
