@@ -5,6 +5,8 @@ See the package docstring for the contract.
 """
 from dataclasses import dataclass, field
 
+import os
+
 import numpy as np
 
 
@@ -275,11 +277,20 @@ def stable_classes(rank, current, q, group=None):
     reorder packets (FIFO on three jobs: per-coflow error 40% -> 54-145%
     against the simulator). With many coflows, one that overtakes many others
     moves itself, not them. With no current classes this is exactly the
-    dense mapping min(dense rank, Q - 1)."""
+    dense mapping min(dense rank, Q - 1).
+
+    NETSCHED_FLOOR_RELEASE (a measuring knob, README "What the emulator
+    resolves"): of coflows ranked apart at the last class, the first is
+    placed anew, as a new coflow would be (a promotion)."""
     C = len(rank)
     out = np.empty(C, dtype=np.int64)
     idx = np.argsort(rank, kind='stable')
-    cur = np.asarray(current, dtype=np.int64)[idx]
+    cur = np.asarray(current, dtype=np.int64)[idx].copy()
+    if os.environ.get('NETSCHED_FLOOR_RELEASE'):
+        floor = np.flatnonzero(cur >= q - 1)
+        r = np.asarray(rank)[idx]
+        if len(floor) > 1 and r[floor[-1]] > r[floor[0]]:
+            cur[floor[0]] = -1
     grp = None if group is None else np.asarray(group)[idx]
     nxt = np.full(C + 1, q, dtype=np.int64)     # next running coflow's class
     later = np.zeros((C + 1, q + 1), np.int64)  # running after, by class

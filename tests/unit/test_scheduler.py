@@ -457,3 +457,30 @@ def test_a_bad_job_description_is_refused_whole():
     assert not out.reply['ok']
     assert "job 'a': bad description" in out.reply['error']
     assert c.scheduler.demand.job_meta == {}
+
+
+def test_hold_starved_knob_holds_what_strict_priority_starves(monkeypatch):
+    """NETSCHED_HOLD_STARVED (a measuring knob, README): under a policy
+    that only orders coflows, the transfers the fluid allocation gives
+    nothing are held at their senders and the rest go as fast as their
+    class lets them; without it SEBF sends no rates at all."""
+    def rates_of(out):
+        return {h: m['rates'] for h, ms in out.pushes.items() for m in ms
+                if m['op'] == 'rates'}
+    for knob, first, after in (('1', {'hl1': {'3': HOLD}},
+                                {'hl1': {'3': 0}}), (None, {}, {})):
+        if knob:
+            monkeypatch.setenv('NETSCHED_HOLD_STARVED', knob)
+        else:
+            monkeypatch.delenv('NETSCHED_HOLD_STARVED', raising=False)
+        c = core('sebf')
+        register(c)
+        for host, task in (('hl0', 1), ('hl1', 3)):
+            c.handle({'op': 'report', 'host': host, 'events': [
+                {'ev': 'start', 'task': task, 'ready': 1.0, 't': 1.0}]}, 1.0)
+        # a/0 (1 MB) before b/0 (10 MB) on the one bottleneck: b/0 is
+        # starved, so held; a/0 unlimited (0, as before: nothing sent)
+        assert rates_of(c.step(1.0)) == first
+        # a/0 received: b/0 goes
+        assert rates_of(report(c, 'hr0', 1.1, ev='recv', task=1,
+                               t=1.1)) == after
