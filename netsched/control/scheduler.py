@@ -44,7 +44,7 @@ from .demand import Demand
 from .rules import Rule, RuleTable
 from .. import fluid
 from ..errors import NetschedError
-from ..policies import asks_per_flow, coflow_class
+from ..policies import FLOOR_RELEASE_ENV, asks_per_flow, coflow_class
 
 DECIDE_GAP_S = 0.002          # at most one decision per 2 ms
 HOLD = -1                     # a transfer's "rate" while its sender holds it
@@ -100,6 +100,7 @@ class Scheduler:
         # measuring knob: hold what strict priority starves at the
         # senders under policies that only order coflows too (_pace)
         self.hold_starved = bool(os.environ.get('NETSCHED_HOLD_STARVED'))
+        self.release_floor = bool(os.environ.get(FLOOR_RELEASE_ENV))
         self.dirty = False
         self.dirty_since = None
         self.recheck_at = None
@@ -242,7 +243,8 @@ class Scheduler:
         out.decided = True
         self.recheck_at = d.recheck_at
         names = snap.coflow_id
-        cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names])
+        cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names],
+                           self.release_floor)
         if d.coflow_rank is not None:
             self._set_classes(now, names, cls, out)
         if d.flow_class is not None or d.pending_class is not None:

@@ -17,7 +17,8 @@ reserved first and what they leave is back-filled by class.
 One file per policy (or family); what they share is in base.py, the
 registry in registry.py.
 """
-from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
+from .base import (FLOOR_RELEASE_ENV, Decision, JobView,  # noqa: F401
+                   Policy, Snapshot,
                    arrival_order, asks_per_flow, coflow_class,
                    flow_priority, stable_classes, urgency_class,
                    with_flow_classes)

@@ -5,8 +5,6 @@ See the package docstring for the contract.
 """
 from dataclasses import dataclass, field
 
-import os
-
 import numpy as np
 
 
@@ -222,7 +220,11 @@ def full_rank(decision):
     return key
 
 
-def coflow_class(snap, decision, current=None):
+# the measuring knob the backends read (not the policies: they stay pure)
+FLOOR_RELEASE_ENV = 'NETSCHED_FLOOR_RELEASE'
+
+
+def coflow_class(snap, decision, current=None, release_floor=False):
     """Per coflow, the priority class (what the emulator marks): the
     rank order mapped onto Q classes by :func:`stable_classes`, given the
     classes the coflows have now (``current``, -1 = none yet)."""
@@ -240,10 +242,10 @@ def coflow_class(snap, decision, current=None):
                           else C + i for i, j in enumerate(snap.coflow_job)],
                          dtype=np.int64)
     return stable_classes(rank, np.asarray(current, dtype=np.int64), q,
-                          group)
+                          group, release_floor)
 
 
-def stable_classes(rank, current, q, group=None):
+def stable_classes(rank, current, q, group=None, release_floor=False):
     """Classes for coflows in rank order (lower rank first; equal ranks
     may share a class) that move as few running coflows as possible.
 
@@ -279,14 +281,15 @@ def stable_classes(rank, current, q, group=None):
     moves itself, not them. With no current classes this is exactly the
     dense mapping min(dense rank, Q - 1).
 
-    NETSCHED_FLOOR_RELEASE (a measuring knob, README "What the emulator
-    resolves"): of coflows ranked apart at the last class, the first is
-    placed anew, as a new coflow would be (a promotion)."""
+    ``release_floor`` (the backends set it from the measuring knob
+    FLOOR_RELEASE_ENV, README "What the emulator resolves"): of coflows
+    ranked apart at the last class, the first is placed anew, as a new
+    coflow would be (a promotion)."""
     C = len(rank)
     out = np.empty(C, dtype=np.int64)
     idx = np.argsort(rank, kind='stable')
     cur = np.asarray(current, dtype=np.int64)[idx].copy()
-    if os.environ.get('NETSCHED_FLOOR_RELEASE'):
+    if release_floor:
         floor = np.flatnonzero(cur >= q - 1)
         r = np.asarray(rank)[idx]
         if len(floor) > 1 and r[floor[-1]] > r[floor[0]]:

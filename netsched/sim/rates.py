@@ -9,11 +9,13 @@ explicit rates per flow) stands and only the rates are recomputed
 (back-filling what the flow freed). Policies that say ``'flows'`` (the
 default) are asked at every change.
 """
+import os
+
 import numpy as np
 
 from .. import fluid
-from ..policies import (Snapshot, asks_per_flow, coflow_class,
-                        flow_priority, with_flow_classes)
+from ..policies import (FLOOR_RELEASE_ENV, Snapshot, asks_per_flow,
+                        coflow_class, flow_priority, with_flow_classes)
 
 
 def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
@@ -60,6 +62,7 @@ class RateSetter:
         # told (now, {coflow name: class}) when coflows change class, as
         # the emulator's controller logs them (the engine's event log)
         self.on_classes = None
+        self.release_floor = bool(os.environ.get(FLOOR_RELEASE_ENV))
 
     def flows_started(self):
         self.must_decide = True
@@ -107,7 +110,7 @@ class RateSetter:
             coflows = self.flows.coflows
             cof = coflows.live()
             old = coflows.queue_class[cof]
-            cls = coflow_class(snap, d, old)
+            cls = coflow_class(snap, d, old, self.release_floor)
             coflows.queue_class[cof] = cls
             moved = np.flatnonzero(cls != old)
             if len(moved) and self.on_classes is not None:

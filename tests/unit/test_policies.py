@@ -203,20 +203,18 @@ def test_stable_classes_properties_on_random_orders():
                                    8).tolist() == [1, 0]
 
 
-def test_floor_release_knob_frees_the_first_coflow_at_the_last_class(
-        monkeypatch):
-    """NETSCHED_FLOOR_RELEASE (a measuring knob, README): coflows ranked
-    apart all at the last class (the drift of classes that only move
-    down): the first-ranked leaves it, as a new coflow would be placed;
-    without the knob they stay tied."""
+def test_floor_release_frees_the_first_coflow_at_the_last_class():
+    """release_floor (the backends' measuring knob NETSCHED_FLOOR_RELEASE,
+    README): coflows ranked apart all at the last class (the drift of
+    classes that only move down): the first-ranked leaves it, as a new
+    coflow would be placed; without it they stay tied."""
     rank, cur = np.array([0, 1, 2]), np.array([7, 7, 7])
-    monkeypatch.delenv('NETSCHED_FLOOR_RELEASE', raising=False)
     assert policies.stable_classes(rank, cur, 8).tolist() == [7, 7, 7]
-    monkeypatch.setenv('NETSCHED_FLOOR_RELEASE', '1')
-    assert policies.stable_classes(rank, cur, 8).tolist() == [0, 7, 7]
+    assert policies.stable_classes(rank, cur, 8, release_floor=True
+                                   ).tolist() == [0, 7, 7]
     # ranked alike at the last class: nothing to release
-    assert policies.stable_classes(np.array([0, 0]), np.array([7, 7]),
-                                   8).tolist() == [7, 7]
+    assert policies.stable_classes(np.array([0, 0]), np.array([7, 7]), 8,
+                                   release_floor=True).tolist() == [7, 7]
 
 
 def test_classes_follow_the_tie_break_inside_a_rank():

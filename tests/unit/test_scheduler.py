@@ -484,3 +484,20 @@ def test_hold_starved_knob_holds_what_strict_priority_starves(monkeypatch):
         # a/0 received: b/0 goes
         assert rates_of(report(c, 'hr0', 1.1, ev='recv', task=1,
                                t=1.1)) == after
+
+
+def test_both_backends_read_the_floor_release_knob(monkeypatch):
+    """Both backends take stable_classes' release_floor from the same
+    measuring knob, read where they are set up (the policies read no
+    environment)."""
+    from netsched import fluid
+    from netsched.sim.rates import RateSetter
+    net = fluid.Network(topo.parse_spec('dumbbell,1'))
+    for knob in ('1', None):
+        if knob:
+            monkeypatch.setenv(policies.FLOOR_RELEASE_ENV, knob)
+        else:
+            monkeypatch.delenv(policies.FLOOR_RELEASE_ENV)
+        sim = RateSetter(net, policies.make('sebf'), None, 8)
+        assert sim.release_floor is bool(knob)
+        assert core('sebf').scheduler.release_floor is bool(knob)
