@@ -4,8 +4,10 @@ the unified circle (the solver as first written, kept here)."""
 import numpy as np
 import pytest
 
-from netsched.policies import JobView, Snapshot
+from netsched.policies import JobView
 from netsched.policies import cassini as cs
+
+from .test_cassini_policy import snap as jobs_only
 
 C = 10e9
 
@@ -89,13 +91,7 @@ def test_the_policy_decides_as_with_the_dense_search(monkeypatch):
         jobs.append(JobView('j%d' % j, 0.0, 10, iteration_load=load,
                             compute_s=compute,
                             first_send_s=compute * rng.uniform(0.6, 1.0)))
-    snap = Snapshot(
-        t=0.0, queues=8, link_capacity=np.full(links, C),
-        path_links=np.zeros((0, 1), np.int64),
-        flow_path=np.zeros(0, np.int64), flow_coflow=np.zeros(0, np.int64),
-        flow_remaining=np.zeros(0), flow_sent=np.zeros(0),
-        flow_rate=np.zeros(0), coflow_id=(), coflow_arrival=np.zeros(0),
-        coflow_sent=np.zeros(0), jobs={j.id: j for j in jobs})
+    snap = jobs_only(jobs, links, C)
     pol = cs.Cassini(cap_s=2.0)
     fast = pol.solve(snap)
     assert len(fast[0]) > 4                    # jobs shifted on shared links
