@@ -7,6 +7,8 @@ was, not only that TCP retransmitted."""
 import json
 import subprocess
 
+from .mininet_adapter import interfaces
+
 
 def parse_qdiscs(text):
     """{interface: packets dropped} from ``tc -s -j qdisc show``: the root
@@ -51,11 +53,10 @@ def _ovs():
     return r.stdout
 
 
-def ours(counts, nodes):
-    """The counters of interfaces named after the fabric's nodes
-    (``<node>-eth<k>``, as Mininet names them), not the machine's own."""
-    return {k: v for k, v in counts.items()
-            if '-' in k and k.rsplit('-', 1)[0] in nodes}
+def ours(counts, names):
+    """The counters of the fabric's interfaces (``names``), not the
+    machine's own."""
+    return {k: v for k, v in counts.items() if k in names}
 
 
 def snapshot(fab):
@@ -68,9 +69,9 @@ def snapshot(fab):
     hosts = getattr(fab, 'hosts', None)
     for h in hosts() if hosts is not None else ():
         q.update(parse_qdiscs(h.cmd('tc -s -j qdisc show')))
-    nodes = set(fab.g.nodes)
-    return {'queue': ours(q, nodes),
-            'ovs': ours(parse_ovs_interfaces(_ovs()), nodes)}
+    names = set(interfaces(fab.g))
+    return {'queue': ours(q, names),
+            'ovs': ours(parse_ovs_interfaces(_ovs()), names)}
 
 
 def delta(before, after):

@@ -43,6 +43,13 @@ def intf_name(node, port):
     return '%s-eth%d' % (node, port)
 
 
+def interfaces(g):
+    """Every interface of the fabric built from ``g``: its switches'
+    and its hosts'."""
+    return sorted(intf_name(n, d['ports'][n])
+                  for u, v, d in g.edges(data=True) for n in (u, v))
+
+
 def switch_interfaces(g):
     return sorted(intf_name(s, d['ports'][s])
                   for u, v, d in g.edges(data=True) for s in (u, v)

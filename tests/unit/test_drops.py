@@ -2,7 +2,9 @@
 tc's and OVS's counters, and the difference over a run."""
 import json
 
+from netsched import topology as topo
 from netsched.emulator import drops
+from netsched.emulator.mininet_adapter import interfaces, switch_interfaces
 
 
 def test_root_qdiscs_count_per_interface():
@@ -50,20 +52,24 @@ def test_route_options_from_the_measuring_knobs(monkeypatch):
 
 
 def test_only_the_fabrics_interfaces_count():
-    counts = {'eth0': 5, 'lo': 0, 'sl-eth1': 3, 'hl0-eth0': 1,
-              'h0_0_0-eth0': 2, 'other-eth0': 9}
-    assert drops.ours(counts, {'sl', 'hl0', 'h0_0_0'}) == {
-        'sl-eth1': 3, 'hl0-eth0': 1, 'h0_0_0-eth0': 2}
+    """The fabric's interfaces are the graph's (mininet_adapter.interfaces:
+    switch and host sides), not the machine's own or another fabric's."""
+    g = topo.parse_spec('dumbbell,1')
+    names = interfaces(g)
+    assert 'hl0-eth0' in names and set(switch_interfaces(g)) < set(names)
+    sw = switch_interfaces(g)[0]
+    counts = {'eth0': 5, 'lo': 0, sw: 3, 'hl0-eth0': 1, 'h0_0_0-eth0': 2}
+    assert drops.ours(counts, set(names)) == {sw: 3, 'hl0-eth0': 1}
 
 
 def test_an_attached_fabric_counts_its_switch_ports(monkeypatch):
     """A run attached to another process's fabric cannot enter its hosts:
     the root namespace's switch ports are read, nothing fails."""
     class Attached:
-        g = type('G', (), {'nodes': {'sl': {}, 'hl0': {}}})()
+        g = topo.parse_spec('dumbbell,1')
+    sw = switch_interfaces(Attached.g)[0]
     monkeypatch.setattr(drops, '_tc_root', lambda: json.dumps([
-        {'dev': 'sl-eth1', 'root': True, 'drops': 4},
+        {'dev': sw, 'root': True, 'drops': 4},
         {'dev': 'eth0', 'root': True, 'drops': 1}]))
     monkeypatch.setattr(drops, '_ovs', lambda: '')
-    assert drops.snapshot(Attached()) == {'queue': {'sl-eth1': 4},
-                                          'ovs': {}}
+    assert drops.snapshot(Attached()) == {'queue': {sw: 4}, 'ovs': {}}
