@@ -8,9 +8,9 @@ between the backends:
     CCT, emulator against simulator (mean and range over the reps),
     against the targets: jobs <= 10%, coflows <= 15%; once per simulator
     packet model (``--sim-packets``, default both: ``none``, the plain
-    fluid model, and ``emulated``, store and forward of the emulator's
-    packets, MTU x scale: what is left against it is not the emulator's
-    packet resolution);
+    fluid model, and ``emulated``, the emulator's packets, MTU x scale,
+    serialised on every busy hop: what is left against it is not the
+    emulator's packet resolution);
   - per experiment, in how many reps the two backends rank the policies
     the same way (average CCT; no pair in opposite orders beyond a 5%
     tie);
@@ -116,7 +116,8 @@ def sim_ranking(totals, policies):
 
 def matrix(records, sims, policies, model='none'):
     """Errors against the simulator's packet model ``model`` (records
-    carry them per model: 'errors_by_model'). Per experiment and policy: error spreads over the reps, target
+    carry them per model: 'errors_by_model'; a failed run's record has
+    none). Per experiment and policy: error spreads over the reps, target
     marks, totals; per experiment, reps whose ranking agrees (a rep in
     which a policy's run is missing or failed is not counted) and the
     simulator's own ranking. Records with an 'error' are failed runs."""
