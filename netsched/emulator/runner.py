@@ -100,7 +100,12 @@ class Coordinator:
 
     def start_agents(self, out_dir=None):
         """Launch the agents in their hosts (or, without ``out_dir``,
-        wait for agents started by hand), then hand out the plan."""
+        wait for agents started by hand), then hand out the plan. The
+        drop counters are read first: reading them takes a while on a
+        large fabric, and between the plan and the common start it would
+        move the run against the controller's own periodic decisions
+        (a hybrid fabric's circuit period)."""
+        self.drops0 = drops.snapshot(self.fab)
         if out_dir is not None:
             self.pool.launch(self.fab, out_dir)
         self.pool.accept()
@@ -108,7 +113,6 @@ class Coordinator:
 
     # --- the run ----------------------------------------------------------
     def run(self):
-        drops0 = drops.snapshot(self.fab)
         t0 = time.monotonic() + 0.5
         self.t0 = t0
         self.pool.broadcast({'op': 'go', 't0': t0})
@@ -143,7 +147,7 @@ class Coordinator:
                             self.recv_done + self.marks_done, total))
         sampler.sample(self.log)
         wall = time.monotonic() - t0
-        lost = drops.delta(drops0, drops.snapshot(self.fab))
+        lost = drops.delta(self.drops0, drops.snapshot(self.fab))
         self.decisions.copy(self.log, t0)
         self.pool.broadcast({'op': 'stop'}, ignore_errors=True)
         for h, m in self.pool.drain(
