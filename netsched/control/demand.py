@@ -70,6 +70,7 @@ class Demand:
         self.first_sends = {}         # job -> its first iteration's sends
         self.carrying = {}            # coflow -> connections carrying it
         self.on_conn = {}             # (conn, coflow) -> sends not received
+        self.head = {}                # conn -> the send it started last
         self.idle = set()             # connections done with their coflow
         self.job_hosts = {}           # job -> hosts that run its tasks
 
@@ -166,6 +167,7 @@ class Demand:
             return False
         t.ready = float(ready)
         self.in_flight.add(t.id)
+        self.head[t.conn] = t.id
         self.unstarted[t.coflow].pop(t.id, None)
         if t.coflow not in self.arrival and t.iter == 0:
             self._job_arrives(t.job, t.ready)
@@ -197,6 +199,13 @@ class Demand:
             self.idle.add(conn.key)
         self.left[t.coflow] -= 1
         return 'coflow' if self.left[t.coflow] == 0 else 'flow'
+
+    def writing(self, t):
+        """Whether a transfer in flight is the one its connection's
+        sender writes now (or wrote last): an agent writes one transfer
+        at a time per connection, so the others in flight there are
+        written whole and only wait to be received."""
+        return self.head.get(t.conn) == t.id
 
     def progress(self, t, sent):
         """A sender's acknowledged bytes per transfer ({id: bytes});

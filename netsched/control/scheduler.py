@@ -351,11 +351,21 @@ class Scheduler:
         time with 10 jobs under SEBF. NETSCHED_HOLD_STARVED (a measuring
         knob, README "What the emulator resolves") holds them all the
         same (``hold_only``: the rest go unlimited)."""
-        rate, _ = fluid.allocate(snap.path_links, snap.flow_path,
-                                 np.asarray(cls)[snap.flow_coflow],
-                                 snap.link_capacity, explicit)
+        # one flow per connection: the transfer its sender writes. The
+        # others in flight on it are written whole and only drain; as
+        # flows of their own they took shares of the link that the
+        # writer was then paced below (six in flight: a sixth each)
+        head = np.array([self.demand.writing(t) for t in tasks], bool)
+        rate = np.zeros(len(tasks))
+        if head.any():
+            rate[head], _ = fluid.allocate(
+                snap.path_links, snap.flow_path[head],
+                np.asarray(cls)[snap.flow_coflow][head], snap.link_capacity,
+                None if explicit is None else np.asarray(explicit)[head])
         per_host, logged = {}, {}
-        for t, r in zip(tasks, rate.tolist()):
+        for t, r, h in zip(tasks, rate.tolist(), head.tolist()):
+            if not h:
+                continue
             bps = r / self.scale / 8.0 if r > 0 else HOLD
             if hold_only and bps != HOLD:
                 bps = 0                  # unlimited: its class decides

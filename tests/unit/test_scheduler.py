@@ -174,6 +174,26 @@ def test_rates_go_to_the_sending_agent_in_emulated_bytes():
     assert rates == {'hl1': {'3': 10e9 / 500 / 8}}
 
 
+def test_rates_go_to_the_transfer_its_connection_writes():
+    """A sender writes one transfer at a time per connection: once send 1
+    is written whole and send 2 begins, send 1 only waits to be received
+    (its bytes drain in the network). The allocation is per connection:
+    send 2 gets the link. As a flow of its own, send 1 (a/0, first by
+    SEBF) took the link and the sender was told to hold send 2 -- the
+    one it was writing -- until send 1 was received."""
+    c = core('varys')
+    register(c)
+    c.handle({'op': 'report', 'host': 'hl0', 'events': [
+        {'ev': 'start', 'task': 1, 'ready': 1.0, 't': 1.0}]}, 1.0)
+    c.step(1.0)
+    c.handle({'op': 'report', 'host': 'hl0', 'events': [
+        {'ev': 'start', 'task': 2, 'ready': 1.05, 't': 1.05}]}, 1.05)
+    out = c.step(1.05)
+    rates = {h: m['rates'] for h, ms in out.pushes.items() for m in ms
+             if m['op'] == 'rates'}
+    assert rates == {'hl0': {'2': 10e9 / 500 / 8}}
+
+
 def test_fair_installs_nothing():
     c = core('fair')
     register(c)
