@@ -34,6 +34,11 @@ class CircuitControl:
         self.decisions = 0
         self.requested = None       # circuits asked for by hand
 
+    def start_at(self, t0):
+        """The run starts at t0: the next decision is then (the
+        simulator's first is at t = 0), and the period runs from it."""
+        self.next_at = t0
+
     def request(self, circuits):
         """Circuits asked for on the control channel: the next step
         moves to them (once the reconfiguration under way, if any, ends)."""

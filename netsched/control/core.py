@@ -202,6 +202,21 @@ class ControllerCore:
         return _reply({'circuits': [list(c) for c in sorted(
             self.circuits.names(want))]})
 
+    def _op_start(self, req, now):
+        """A run's common start ``t0`` (the hosts' clock), sent by the
+        coordinator with the agents' 'go': a hybrid fabric's circuit
+        scheduler decides at t0 and on its period from there, as the
+        simulator's does from t = 0, not wherever the fabric's set-up
+        left its clock (the run's agreement with the simulator depended
+        on set-up time)."""
+        t0 = req.get('t0')
+        if isinstance(t0, bool) or not isinstance(t0, (int, float)) \
+                or t0 != t0:
+            raise NetschedError('start: t0 must be a number, got %r' % (t0,))
+        if self.circuits is not None:
+            self.circuits.start_at(float(t0))
+        return _reply({'t0': float(t0)})
+
     def _op_set_class(self, req, now):
         match = of.check_match(req.get('match'))
         cls = req.get('cls')

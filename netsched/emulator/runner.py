@@ -20,6 +20,7 @@ import json
 import os
 import time
 
+from ..control.channel import ControlClient
 from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
@@ -115,6 +116,11 @@ class Coordinator:
     def run(self):
         t0 = time.monotonic() + 0.5
         self.t0 = t0
+        if self.fab.socket_path is not None:
+            # the controller's own periodic decisions (a hybrid fabric's
+            # circuits) start with the run, as the simulator's do
+            with ControlClient(self.fab.socket_path, 5.0).connect() as c:
+                c.request('start', t0=t0)
         self.pool.broadcast({'op': 'go', 't0': t0})
         for st in self.plan.stages:
             if st.index == 0:

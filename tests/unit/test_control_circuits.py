@@ -171,3 +171,32 @@ def test_the_plane_gets_exactly_the_matching_the_scheduler_decided():
         (p['t0'], p['t1'], 'add'), (p['t1'], p['t0'], 'add'),
         (p['t2'], p['t3'], 'add'), (p['t3'], p['t2'], 'add')])
     circuits.check_circuits({(0, 0, 1), (0, 2, 3)}, 4, 1)
+
+
+def test_the_circuit_period_runs_from_the_run_start():
+    """A periodic scheduler decides when the controller starts, and then
+    on its period; the run's common start (the coordinator's 'start'
+    op, t0) moves its next decision to t0, and the period runs from
+    there, as the simulator's does from t = 0."""
+    c = core(circuits.make('matching', {'period_s': 0.1, 'hold_s': 0.1}))
+
+    def decided(now):
+        return [r['t'] for r in c.step(now).log
+                if r['kind'] == 'circuit_decision']
+    assert decided(5.0) == [5.0]          # the controller's own start
+    assert decided(5.05) == []
+    out = c.handle({'op': 'start', 't0': 5.137}, 5.06)
+    assert out.reply == {'ok': True, 't0': 5.137}
+    assert decided(5.1) == []             # its old grid point is gone
+    assert decided(5.136) == []
+    assert decided(5.137) == [5.137]
+    assert decided(5.2) == []
+    assert decided(5.237) == [5.237]
+
+
+@pytest.mark.parametrize('t0', [None, 'soon', True, float('nan')])
+def test_a_start_without_a_numeric_t0_is_refused(t0):
+    c = core(circuits.make('matching'))
+    out = c.handle({'op': 'start', 't0': t0}, 1.0)
+    assert not out.reply['ok'] and 't0 must be a number' in \
+        out.reply['error']
