@@ -82,10 +82,13 @@ def diagnostics(out):
     paused = b.get('paused_s')
     if paused is None and b.get('paused_s_by_connection') is not None:
         paused = sum(v or 0 for v in b['paused_s_by_connection'].values())
+    rto = b.get('tcp_rto_recovery_s_by_connection')
     return {'retransmits': retrans,
             'worst_connection': list(worst) if worst else None,
             'timeouts': None if timeouts is None else
             sum(v or 0 for v in timeouts.values()),
+            'rto_s': None if rto is None else
+            round(sum(v or 0 for v in rto.values()), 3),
             'paused_s': paused}
 
 
@@ -146,6 +149,8 @@ def matrix(records, sims, policies, model='none'):
                                            for r in rs]),
                     'timeouts': spread([r['diag'].get('timeouts')
                                         for r in rs]),
+                    'rto_s': spread([r['diag'].get('rto_s')
+                                     for r in rs]),
                     'paused_s': spread([r['diag'].get('paused_s')
                                         for r in rs])}
             cell['meets'] = {k: (cell[key]['max'] <= TARGET[k]
@@ -188,21 +193,22 @@ def table(m, policies):
 
     def mean(s, fmt):
         return '-' if not s else fmt % s['mean']
-    lines = ['%-12s %-10s %8s %8s %22s %22s %9s %6s' % (
+    lines = ['%-12s %-10s %8s %8s %22s %22s %9s %6s %6s' % (
         'experiment', 'policy', 'sim', 'emu', 'jobs |err| <=10%',
-        'coflows |err| <=15%', 'retr/RTO', 'held')]
+        'coflows |err| <=15%', 'retr/RTO', 'RTO s', 'held')]
     for name, e in m.items():
         for p in policies:
             c = e['policies'][p]
             mark = {k: {True: ' ', False: '!', None: '?'}[v]
                     for k, v in c['meets'].items()}
-            lines.append('%-12s %-10s %8s %8s %21s%s %21s%s %9s %6s%s' % (
+            lines.append('%-12s %-10s %8s %8s %21s%s %21s%s %9s %6s %6s%s' % (
                 name, p, '-' if c['sim'] is None else '%.3f' % c['sim'],
                 mean(c['emu'], '%.3f'),
                 pct(c['jobs']), mark['job jct_s'], pct(c['coflows']),
                 mark['coflow cct_s'],
                 '%s/%s' % (mean(c['retransmits'], '%.0f'),
                            mean(c['timeouts'], '%.0f')),
+                mean(c.get('rto_s'), '%.2f'),
                 mean(c['paused_s'], '%.2f'), notes(c)))
         r = e.get('sim_ranking')
         if r:

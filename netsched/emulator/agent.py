@@ -314,19 +314,22 @@ class Agent:
 
     def _bye(self):
         """Report this agent's CPU time (the benchmark's overhead), its
-        connections' TCP retransmissions and the host's TCP timeouts
-        during the run (fidelity diagnostics: was a result shaped by
-        loss?)."""
+        connections' TCP retransmissions, retransmission timeouts and
+        time in recovery from them, and the host's TCP timeouts during
+        the run (fidelity diagnostics: was a result shaped by loss?)."""
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
         net = getattr(self, 'net', None)
         by_conn = net.retransmits() if net else {}
+        rto = net.timeouts() if net else {}
         paused = net.paused if net else {}
         now, before = tcp_timeouts(), getattr(self, 'timeouts0', None)
         try:
             self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
                       retrans=sum(by_conn.values()),
                       retrans_by_conn={str(k): v for k, v in by_conn.items()},
+                      rto_by_conn={str(k): [n, round(t, 3)]
+                                   for k, (n, t) in rto.items()},
                       paused_by_conn={str(k): round(v, 4)
                                       for k, v in paused.items()},
                       tcp_cc=net.congestion_control() if net else None,

@@ -69,6 +69,7 @@ class Coordinator:
         self.cpu, self.retrans = {}, {}
         self.retrans_by_conn, self.timeouts = {}, {}
         self.paused_by_conn = {}
+        self.rto_by_conn = {}
         self.tcp_cc = set()
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
@@ -173,6 +174,12 @@ class Coordinator:
                     k: n for k, n in sorted(self.retrans_by_conn.items())
                     if n},
                 'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
+                'tcp_timeouts_by_connection': {
+                    k: v[0] for k, v in sorted(self.rto_by_conn.items())
+                    if v[0]},
+                'tcp_rto_recovery_s_by_connection': {
+                    k: v[1] for k, v in sorted(self.rto_by_conn.items())
+                    if v[0]},
                 'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
                 or None,
                 'queue_drops': sum(lost['queue'].values()),
@@ -216,8 +223,9 @@ class Coordinator:
 
     def _on_bye(self, h, m):
         """The agent's CPU time (the benchmark's overhead), its
-        connections' TCP retransmissions, the time its senders were held
-        by the controller, and its host's TCP timeouts (fidelity
+        connections' TCP retransmissions, retransmission timeouts and
+        time in recovery from them, the time its senders were held by
+        the controller, and its host's TCP timeouts (fidelity
         diagnostics)."""
         self.cpu[h] = m['cpu_s']
         self.retrans[h] = m.get('retrans', 0)
@@ -225,6 +233,8 @@ class Coordinator:
             self.retrans_by_conn['%s#%s' % (h, cid)] = n
         for cid, v in m.get('paused_by_conn', {}).items():
             self.paused_by_conn['%s#%s' % (h, cid)] = v
+        for cid, v in m.get('rto_by_conn', {}).items():
+            self.rto_by_conn['%s#%s' % (h, cid)] = v
         self.timeouts[h] = m.get('timeouts')
         if m.get('tcp_cc'):
             self.tcp_cc.add(m['tcp_cc'])

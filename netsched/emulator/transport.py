@@ -26,6 +26,9 @@ PACED_CHUNK = 8192        # write size while a transfer is rate-limited
 PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
 TCP_INFO_RETRANS = (struct.Struct('=I'), 100)    # tcpi_total_retrans
 TCP_INFO_ACKED = (struct.Struct('=Q'), 120)      # tcpi_bytes_acked
+# tcpi_total_rto, tcpi_total_rto_recoveries, tcpi_total_rto_time (ms):
+# Linux >= 6.7
+TCP_INFO_RTO = (struct.Struct('=HHI'), 240)
 
 
 def _tcp_info(s, field):
@@ -44,6 +47,22 @@ def _tcp_info(s, field):
 def tcp_total_retrans(s):
     """Segments this TCP socket has retransmitted."""
     return _tcp_info(s, TCP_INFO_RETRANS) or 0
+
+
+def tcp_rto(s):
+    """(retransmission timeouts, seconds spent recovering from them) of
+    this TCP socket so far, or None where the kernel does not count
+    them per socket."""
+    fmt, offset = TCP_INFO_RTO
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
+                            offset + fmt.size)
+    except OSError:
+        return None
+    if len(info) < offset + fmt.size:
+        return None
+    n, _, ms = fmt.unpack_from(info, offset)
+    return n, ms / 1000.0
 
 
 def tcp_bytes_acked(s):
@@ -194,6 +213,17 @@ class Transport:
     def retransmits(self):
         """{connection id: segments it retransmitted}."""
         return {cid: tcp_total_retrans(s) for cid, (s, _) in self.out.items()}
+
+    def timeouts(self):
+        """{connection id: (retransmission timeouts, seconds in the
+        recoveries from them)}; {} where the kernel does not count them
+        per socket."""
+        out = {}
+        for cid, (s, _) in self.out.items():
+            r = tcp_rto(s)
+            if r is not None:
+                out[cid] = r
+        return out
 
     def _accept(self, n):
         for _ in range(n):

@@ -172,3 +172,12 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
                                                         'hr0', 'hr1']
         assert sum(info['tcp_retransmits_by_connection'].values()) == \
             info['tcp_retransmits']
+        # per connection (this kernel counts them per socket): every
+        # timeout a host saw during the run was one of its sending
+        # connections' (the receiving ones only acknowledge)
+        per_conn = info['tcp_timeouts_by_connection']
+        for h, n in info['tcp_timeouts_by_host'].items():
+            assert n is not None and n <= sum(v for k, v in per_conn.items()
+                            if k.startswith(h + '#')), (h, info)
+        assert set(info['tcp_rto_recovery_s_by_connection']) == \
+            set(per_conn)

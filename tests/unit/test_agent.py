@@ -67,6 +67,40 @@ def test_tcp_timeouts_read_from_netstat(tmp_path):
     assert tcp_timeouts(str(tmp_path / 'missing')) is None
 
 
+def test_per_connection_timeouts_read_from_tcp_info():
+    """tcpi_total_rto and tcpi_total_rto_time (Linux >= 6.7) at their
+    offsets in struct tcp_info; None where the kernel's struct is
+    shorter."""
+    import struct
+
+    class Sock:
+        def __init__(self, info):
+            self.info = info
+
+        def getsockopt(self, level, opt, n):
+            return self.info[:n]
+    info = bytearray(280)
+    struct.pack_into('=I', info, 100, 9)            # tcpi_total_retrans
+    struct.pack_into('=HHI', info, 240, 3, 1, 1824)
+    assert agent.tcp_rto(Sock(bytes(info))) == (3, 1.824)
+    assert agent.tcp_total_retrans(Sock(bytes(info))) == 9
+    assert agent.tcp_rto(Sock(bytes(info[:232]))) is None
+
+
+def test_a_live_connection_counts_no_timeouts():
+    port = _free_port()
+    lst = socket.socket()
+    lst.bind(('127.0.0.1', port))
+    lst.listen(1)
+    s = socket.create_connection(('127.0.0.1', port))
+    try:
+        got = agent.tcp_rto(s)
+        assert got is None or got == (0, 0.0)
+    finally:
+        s.close()
+        lst.close()
+
+
 def _free_port():
     s = socket.socket()
     s.bind(('127.0.0.1', 0))

@@ -202,13 +202,15 @@ def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):
     with open(tmp_path / 'run.json', 'w') as f:
         json.dump({'backend_info': {
             'tcp_retransmits_by_connection': {'hl0#1': 4, 'hl1#2': 9},
-            'tcp_timeouts_by_host': {'hl0': 1, 'hl1': None, 'hr0': 2}}}, f)
+            'tcp_timeouts_by_host': {'hl0': 1, 'hl1': None, 'hr0': 2},
+            'tcp_rto_recovery_s_by_connection': {'hl0#1': 0.25,
+                                                 'hr0#3': 0.5}}}, f)
     d = b.diagnostics(str(tmp_path))
     assert d == {'retransmits': 13, 'worst_connection': ['hl1#2', 9],
-                 'timeouts': 3, 'paused_s': None}
+                 'timeouts': 3, 'rto_s': 0.75, 'paused_s': None}
     with open(tmp_path / 'run.json', 'w') as f:
         json.dump({'backend_info': {'tcp_retransmits': 5,
                                     'paused_s': 0.4}}, f)
     d = b.diagnostics(str(tmp_path))
     assert d == {'retransmits': 5, 'worst_connection': None,
-                 'timeouts': None, 'paused_s': 0.4}
+                 'timeouts': None, 'rto_s': None, 'paused_s': 0.4}
