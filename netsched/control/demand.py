@@ -71,6 +71,7 @@ class Demand:
         self.carrying = {}            # coflow -> connections carrying it
         self.on_conn = {}             # (conn, coflow) -> sends not received
         self.head = {}                # conn -> the send it started last
+        self.flying = {}              # conn -> {coflow: sends in flight}
         self.idle = set()             # connections done with their coflow
         self.job_hosts = {}           # job -> hosts that run its tasks
 
@@ -168,6 +169,8 @@ class Demand:
         t.ready = float(ready)
         self.in_flight.add(t.id)
         self.head[t.conn] = t.id
+        f = self.flying.setdefault(t.conn, {})
+        f[t.coflow] = f.get(t.coflow, 0) + 1
         self.unstarted[t.coflow].pop(t.id, None)
         if t.coflow not in self.arrival and t.iter == 0:
             self._job_arrives(t.job, t.ready)
@@ -187,7 +190,12 @@ class Demand:
         if t.done:
             return None
         t.done = True
-        self.in_flight.discard(t.id)
+        if t.id in self.in_flight:
+            self.in_flight.discard(t.id)
+            f = self.flying[t.conn]
+            f[t.coflow] -= 1
+            if not f[t.coflow]:
+                del f[t.coflow]
         self.unstarted[t.coflow].pop(t.id, None)
         self.sent[t.coflow] = self.sent.get(t.coflow, 0.0) + t.bytes
         k = (t.conn, t.coflow)
@@ -206,6 +214,11 @@ class Demand:
         at a time per connection, so the others in flight there are
         written whole and only wait to be received."""
         return self.head.get(t.conn) == t.id
+
+    def flying_coflows(self, key):
+        """The coflows with transfers started on a connection and not yet
+        received."""
+        return self.flying.get(key, {}).keys()
 
     def progress(self, t, sent):
         """A sender's acknowledged bytes per transfer ({id: bytes});

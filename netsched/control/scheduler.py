@@ -97,6 +97,8 @@ class Scheduler:
         self.shifts = {}              # job -> (shift, period, tol, max wait)
         self.serial = {}              # coflow -> owner serial (cookie)
         self.rate_limited = False
+        self.lagging = set()          # connections kept above their class
+        self.rules_due = False        # ... one of them may drop now
         # measuring knob: hold what strict priority starves at the
         # senders under policies that only order coflows too (_pace)
         self.hold_starved = bool(os.environ.get('NETSCHED_HOLD_STARVED'))
@@ -172,6 +174,9 @@ class Scheduler:
             elif kind == 'recv':
                 t = d.send(ev.get('task'))
                 self._finished(t, d.finish(t))
+                if t.conn in self.lagging:
+                    self.touched.add(t.conn)
+                    self.rules_due = True
             elif kind == 'mark':
                 d.mark(ev['job'], ev['iter'], ev.get('t'), ev.get('loss'))
             elif kind == 'progress':
@@ -223,10 +228,11 @@ class Scheduler:
         out = Outcome({}, {}, [])
         if due:
             self._decide(now, out)
-        if due or released:         # rules change with these only
+        if due or released or self.rules_due:   # rules change with these
             idle, self.demand.idle = self.demand.idle, set()
             out.mods = self.rules.apply(self._wanted(), released, idle)
             self.touched = set()
+            self.rules_due = False
         return out
 
     def _decide(self, now, out):
@@ -390,8 +396,20 @@ class Scheduler:
         """The rule each connection touched since the last step should
         have now (the others' rules stand): the one class of its sends
         where the policy classes sends, else the class of the coflow it
-        carries, where the policy gave one."""
-        conns = self.demand.conns
+        carries -- or of an earlier coflow whose bytes it still has in
+        flight, where that one's is higher.
+
+        A connection's next coflow starts as soon as its sender has
+        written the last one's last byte, while that coflow's tail is
+        still in the sender's socket and in the network. Its rule then
+        re-marks the tail, and a lower class strands it: under FIFO on
+        three ring jobs, a job that starts its next iteration (last
+        class) while its other worker's last step is in flight had that
+        step wait behind two later coflows, 0.5 s (its coflow 1.47 s
+        against the simulator's 0.88 s in both runs). The connection
+        keeps the earlier class until the tail is received
+        (``lagging``); a demotion then reorders nothing."""
+        conns, d = self.demand.conns, self.demand
         out = {}
         for key in self.touched:
             c = conns[key]
@@ -401,8 +419,18 @@ class Scheduler:
             if len(ks) > 1:
                 continue
             k = next(iter(ks)) if ks else self.classes.get(c.coflow)
-            if k is not None:
-                out[key] = Rule(c.dpid, c.match, k, self.serial[c.coflow])
+            if k is None:
+                continue
+            if not ks:
+                tail = min((self.classes[f] for f in d.flying_coflows(key)
+                            if f != c.coflow and f in self.classes),
+                           default=k)
+                if tail < k:
+                    k = tail
+                    self.lagging.add(key)
+                else:
+                    self.lagging.discard(key)
+            out[key] = Rule(c.dpid, c.match, k, self.serial[c.coflow])
         return out
 
     # --- what `netsched status` shows ---------------------------------------

@@ -274,10 +274,25 @@ class Transport:
     def _sender(self, cid, s, q, unacked):
         tos = None
         offset = 0                     # stream bytes written so far
+        # earlier transfers whose bytes may still be in the socket or the
+        # network: (stream offset past their last byte, task)
+        earlier = collections.deque()
 
         def mark(t):
+            """The transfer's class, or an earlier transfer's on this
+            connection, not yet acknowledged whole, where that is higher:
+            the socket's mark applies to every packet it sends from now
+            on, that one's tail too (the controller's rules keep to the
+            same, Scheduler._wanted)."""
             nonlocal tos
-            want = (8 * (7 - self.class_of(t))) << 2
+            k = self.class_of(t)
+            if earlier:
+                acked = tcp_bytes_acked(s)
+                while earlier and acked is not None and \
+                        earlier[0][0] <= acked:
+                    earlier.popleft()
+                k = min([k] + [self.class_of(u) for _, u in earlier])
+            want = (8 * (7 - k)) << 2
             if want != tos:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
                 tos = want
@@ -299,6 +314,7 @@ class Transport:
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
                           lambda: mark(t),
                           lambda: self._hold(cid, t['id']))
+                earlier.append((offset + 1, t))
                 if self.report_sent and t.get('prophet'):
                     self.inbox.put(('sent', t['id'], began,
                                     time.monotonic()))

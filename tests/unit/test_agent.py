@@ -155,3 +155,49 @@ def test_a_new_coflow_waits_for_its_class():
     kind, tid, _ = inbox.get(timeout=5)
     assert (kind, tid) == ('recv', 1)
     assert 0.04 <= net.paused[0] < agent.CLASS_WAIT_S
+
+
+def test_a_connection_keeps_an_unacknowledged_transfers_class():
+    """The socket's mark applies to every packet it sends from then on:
+    while a/0 (class 0) is not acknowledged whole, the sender writing
+    a/1 (class 2) keeps class 0, so a/0's tail is not re-marked behind
+    other coflows; once a/0 is acknowledged, a/1 goes in its own class.
+    The receiver here reads nothing at first, so a/0 stays in the
+    sender's socket."""
+    import queue
+    started = []
+    net = agent.Transport(1.0, {'a/0': 0, 'a/1': 2}, {}, queue.Queue(),
+                          lambda t, *a: started.append(t['id']))
+    lst = socket.socket()
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    port = _free_port()
+    lst.bind(('127.0.0.1', port))
+    lst.listen(1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    peer, _ = lst.accept()
+    s = net.out[0][0]
+
+    def tos():
+        return s.getsockopt(socket.IPPROTO_IP, socket.IP_TOS)
+    try:
+        net.send({'id': 1, 'coflow': 'a/0', 'bytes': 20_000, 'conn': 0},
+                 0.0)
+        net.send({'id': 2, 'coflow': 'a/1', 'bytes': 400_000, 'conn': 0},
+                 0.0)
+        deadline = time.monotonic() + 5
+        while started != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started == [1, 2]
+        time.sleep(0.1)                        # a/1 marked, writing
+        assert tos() == (8 * 7) << 2           # class 0: a/0's
+        got = 0
+        peer.settimeout(5)
+        while got < 20_000 + 400_000:          # read it all
+            got += len(peer.recv(65536))
+            if tos() == (8 * 5) << 2:
+                break
+        assert tos() == (8 * 5) << 2           # class 2
+    finally:
+        peer.close()
+        lst.close()

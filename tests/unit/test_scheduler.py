@@ -326,6 +326,38 @@ def test_a_connection_done_with_its_coflow_loses_its_rule():
         ('delete', (3 << 56) | 1)]
 
 
+def test_a_connection_keeps_its_last_coflows_class_until_its_tail_arrives():
+    """FIFO: a/0 (class 0) on hl0's connection, then b/0 (class 1), then
+    a/1 (class 2) starts on the same connection as soon as a/0's last
+    byte is written -- while a/0's tail is still in the socket and the
+    network. The connection keeps a/0's class until a/0's transfer is
+    received: re-marked class 2 at once, the tail would wait behind
+    b/0. Then it drops to a/1's class (a demotion reorders nothing)."""
+    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
+                       policies.make('fifo'), scale=500.0)
+    for d in (SL, SR):
+        c.on_connect(d)
+    sw = Switches()
+    for host, dst_ip, sport, sends in (
+            ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0'),
+                                        (2, 'a/1', 'hr0')]),
+            ('hl1', '10.0.1.3', 40002, [(3, 'b/0', 'hr1')])):
+        c.handle({'op': 'register', 'host': host, 'run': 'r',
+                  'conns': [{'id': 1, 'sport': sport, 'dport': 5000,
+                             'dst_ip': dst_ip}],
+                  'sends': [{'id': tid, 'coflow': cf, 'bytes': MB,
+                             'conn': 1, 'dst': dst, 'job': cf[0]}
+                            for tid, cf, dst in sends]}, 0.0)
+    sw.apply(report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0).mods)
+    sw.apply(report(c, 'hl1', 1.1, ev='start', task=3, ready=1.1).mods)
+    assert (sw.dscp(SL, 40001), sw.dscp(SL, 40002)) == (56, 48)
+    sw.apply(report(c, 'hl0', 1.2, ev='start', task=2, ready=1.2).mods)
+    assert c.scheduler.classes['a/1'] == 2
+    assert sw.dscp(SL, 40001) == 56               # a/0's tail: class 0
+    sw.apply(report(c, 'hr0', 1.3, ev='recv', task=1, t=1.3).mods)
+    assert sw.dscp(SL, 40001) == 40               # a/1's class 2
+
+
 def test_an_end_reported_before_its_start_is_kept_consistent():
     """Two agents' reports may cross: the receiver's 'recv' of a short
     transfer before the sender's 'start'. The transfer is then done, not
