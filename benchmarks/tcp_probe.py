@@ -1,0 +1,197 @@
+"""Watch TCP inside a running emulation (issue 10's measurements): run it
+beside `netsched run` / `crosscheck`, as root, on the same machine.
+
+  tcp_probe.py ss OUT --hosts hl1,hr1 [--seconds 60] [--every 0.03]
+      samples `ss -tin` (established TCP sockets: RTO, cwnd, unacked,
+      retransmissions, ...) in the named Mininet hosts of every netsched
+      run that is up, found by their run records
+      (/run/netsched/runs/*/state.json), until --seconds pass. A host
+      that goes away (its run ended) is looked up again, so a crosscheck's
+      successive runs are all sampled. Lines: '<monotonic time> <host>'
+      then ss's lines for that host.
+  tcp_probe.py packets OUT [--ips 10.0.0.3,10.0.1.3] [--seconds 60]
+      captures the TCP headers of every packet on every interface of the
+      root namespace (the switches' ports; the hosts' own are in their
+      namespaces) with the hosts' clock: one line per packet and
+      interface, 'time interface pkttype src:port>dst:port seq ack
+      payload dscp flags ip-id' (the IP id tells a retransmission from
+      the packet it repeats).
+  tcp_probe.py delays OUT [--over 0.1]
+      from a packets file: each data packet's time inside the fabric
+      (first to last interface it was seen on) where it is over --over
+      seconds, and the silences over --over seconds in each connection's
+      data at the interface where it was last seen.
+
+Times are CLOCK_MONOTONIC, the clock of the run's decision log: an
+event at run time t is at t0 + t, and the classes events of the run's
+decisions.jsonl (monotonic) and events.jsonl (relative) give t0.
+Read-only on the emulation: it opens sockets and reads, nothing else.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+RUNS = os.environ.get('NETSCHED_RUNS_DIR', '/run/netsched/runs')
+ETH_P_ALL, ETH_P_IP = 0x0003, 0x0800
+
+
+def host_pids(want, runs=RUNS):
+    """{host: pid} of the Mininet hosts named in ``want`` in the run
+    records under ``runs``."""
+    out = {}
+    for f in sorted(glob.glob(os.path.join(runs, '*', 'state.json'))):
+        try:
+            with open(f) as fh:
+                d = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        for p in d.get('pids', []):
+            w = p.get('what', '')
+            if w.startswith('mininet host ') and w.split()[-1] in want:
+                out[w.split()[-1]] = p['pid']
+    return out
+
+
+def sample_ss(out, hosts, seconds, every):
+    end = time.monotonic() + seconds
+    pids = {}
+    with open(out, 'w') as f:
+        while time.monotonic() < end:
+            if not pids:
+                pids = host_pids(set(hosts))
+                if not pids:
+                    time.sleep(0.05)
+                    continue
+            for h, pid in sorted(pids.items()):
+                r = subprocess.run(['nsenter', '-t', str(pid), '-n', 'ss',
+                                    '-tinH', 'state', 'established'],
+                                   capture_output=True, text=True)
+                if r.returncode:
+                    del pids[h]                 # its run ended
+                    continue
+                f.write('%.4f %s\n%s' % (time.monotonic(), h, r.stdout))
+            f.flush()
+            time.sleep(every)
+
+
+def parse_packet(frame):
+    """(src, sport, dst, dport, seq, ack, payload bytes, dscp, flags, IP
+    id) of an Ethernet frame carrying IPv4 TCP, else None."""
+    if len(frame) < 34 or struct.unpack('!H', frame[12:14])[0] != ETH_P_IP:
+        return None
+    ip = frame[14:]
+    ihl = (ip[0] & 15) * 4
+    if ip[9] != socket.IPPROTO_TCP or len(ip) < ihl + 14:
+        return None
+    total, ip_id = struct.unpack('!HH', ip[2:6])
+    tcp = ip[ihl:]
+    sport, dport, seq, ack = struct.unpack('!HHII', tcp[:12])
+    doff = (tcp[12] >> 4) * 4
+    return (socket.inet_ntoa(ip[12:16]), sport, socket.inet_ntoa(ip[16:20]),
+            dport, seq, ack, total - ihl - doff, ip[1] >> 2, tcp[13], ip_id)
+
+
+def capture(out, ips, seconds):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                      socket.ntohs(ETH_P_ALL))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+    s.settimeout(0.5)
+    end = time.monotonic() + seconds
+    with open(out, 'w') as f:
+        while time.monotonic() < end:
+            try:
+                frame, addr = s.recvfrom(256)
+            except socket.timeout:
+                continue
+            t = time.monotonic()
+            p = parse_packet(frame)
+            if p is None or (ips and p[0] not in ips and p[2] not in ips):
+                continue
+            f.write('%.6f %s %d %s:%d>%s:%d %d %d %d %d %x %d\n'
+                    % ((t, addr[0], addr[2]) + p))
+
+
+def read_packets(path):
+    """[(time, interface, flow 'src:port>dst:port', seq, payload, IP
+    id)]."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) < 10:
+                continue
+            out.append((float(w[0]), w[1], w[3], int(w[4]), int(w[6]),
+                        int(w[9]) if len(w) > 9 else 0))
+    return out
+
+
+def delays(packets, over):
+    """(slow, silences): data packets (each transmission on its own: a
+    retransmission has another IP id) whose first and last sighting are
+    more than ``over`` s apart, as (first time, delay, flow, seq); and
+    per flow the gaps over ``over`` s between data packets at the
+    interface where its packets were last seen, as (flow, start, gap)."""
+    seen = collections.defaultdict(list)    # (flow, seq, id) -> [(t, if)]
+    for t, intf, flow, seq, n, ip_id in packets:
+        if n > 0:
+            seen[(flow, seq, ip_id)].append((t, intf))
+    slow, last_intf = [], {}
+    for (flow, seq, _), ts in seen.items():
+        ts.sort()
+        if ts[-1][0] - ts[0][0] > over:
+            slow.append((ts[0][0], ts[-1][0] - ts[0][0], flow, seq))
+        last_intf.setdefault(flow, collections.Counter())[ts[-1][1]] += 1
+    silences = []
+    for flow, cnt in last_intf.items():
+        exit_intf = cnt.most_common(1)[0][0]
+        ts = sorted(t for t, intf, f, _, n, _ in packets
+                    if f == flow and intf == exit_intf and n > 0)
+        silences += [(flow, a, b - a) for a, b in zip(ts, ts[1:])
+                     if b - a > over]
+    return sorted(slow), sorted(silences, key=lambda x: (x[1], x[0]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    a = sub.add_parser('ss')
+    a.add_argument('out')
+    a.add_argument('--hosts', required=True)
+    a.add_argument('--seconds', type=float, default=60.0)
+    a.add_argument('--every', type=float, default=0.03)
+    a = sub.add_parser('packets')
+    a.add_argument('out')
+    a.add_argument('--ips', default='')
+    a.add_argument('--seconds', type=float, default=60.0)
+    a = sub.add_parser('delays')
+    a.add_argument('packets_file')
+    a.add_argument('--over', type=float, default=0.1)
+    a = ap.parse_args(argv)
+    if a.cmd == 'ss':
+        sample_ss(a.out, a.hosts.split(','), a.seconds, a.every)
+    elif a.cmd == 'packets':
+        capture(a.out, set(filter(None, a.ips.split(','))), a.seconds)
+    else:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)    # | head
+        try:
+            pk = read_packets(a.packets_file)
+        except OSError as e:
+            sys.exit('tcp_probe: %s' % e)
+        slow, silences = delays(pk, a.over)
+        for t, d, flow, seq in slow:
+            print('%.4f slow %.3f s %s seq %d' % (t, d, flow, seq))
+        for flow, t, gap in silences:
+            print('%.4f silent %.3f s %s' % (t, gap, flow))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
