@@ -74,11 +74,15 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
             bound = BEYOND.get(p, {}).get(kind, TARGET[kind])
             assert err <= bound, '%s %s %.1f%% > %.0f%%\n%s' % (
                 p, kind, 100 * err, 100 * bound, why)
-    # Varys' MADD rates reached the agents: some limited a transfer, and
-    # the ones given nothing were held
+    # Varys' MADD rates reached the agents, none over the link, and the
+    # transfers given nothing were held. (Here every coflow has one
+    # transfer in flight per direction, each on a link of its own, so
+    # MADD gives a transfer the whole link or nothing; the partial rates
+    # seen before 2026-11-25 were the share a transfer written whole took
+    # from the one being written on its connection.)
     evs = events.read(str(tmp_path / 'emu-varys' / 'events.jsonl'))
     caps = [r for e in evs if e['ev'] == 'rates' for r in e['rates'].values()]
-    assert caps and 0 < min(r for r in caps if r > 0) < 10e9
+    assert caps and max(caps) <= 10e9 and any(r > 0 for r in caps)
     assert -1 in caps
     # run.json says where packets were dropped: per interface of this
     # fabric (read from tc over the run), and per OVS port
