@@ -32,43 +32,38 @@ TCP_INFO_RTO = (struct.Struct('=HHI'), 240)
 
 
 def _tcp_info(s, field):
-    """One field of this TCP socket's struct tcp_info, or None where the
-    kernel does not give it."""
+    """The values of one field (a struct of one or more) of this TCP
+    socket's struct tcp_info, or None where the kernel does not give
+    it."""
     fmt, offset = field
     try:
         info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
                             offset + fmt.size)
     except OSError:
         return None
-    return fmt.unpack_from(info, offset)[0] \
+    return fmt.unpack_from(info, offset) \
         if len(info) >= offset + fmt.size else None
 
 
 def tcp_total_retrans(s):
     """Segments this TCP socket has retransmitted."""
-    return _tcp_info(s, TCP_INFO_RETRANS) or 0
+    v = _tcp_info(s, TCP_INFO_RETRANS)
+    return v[0] if v else 0
 
 
 def tcp_rto(s):
     """(retransmission timeouts, seconds spent recovering from them) of
     this TCP socket so far, or None where the kernel does not count
     them per socket."""
-    fmt, offset = TCP_INFO_RTO
-    try:
-        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
-                            offset + fmt.size)
-    except OSError:
-        return None
-    if len(info) < offset + fmt.size:
-        return None
-    n, _, ms = fmt.unpack_from(info, offset)
-    return n, ms / 1000.0
+    v = _tcp_info(s, TCP_INFO_RTO)
+    return None if v is None else (v[0], v[2] / 1000.0)
 
 
 def tcp_bytes_acked(s):
     """Bytes of this TCP socket's stream the receiver has acknowledged
     (Linux >= 4.1; the SYN counts one), or None."""
-    return _tcp_info(s, TCP_INFO_ACKED)
+    v = _tcp_info(s, TCP_INFO_ACKED)
+    return None if v is None else v[0]
 
 
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0

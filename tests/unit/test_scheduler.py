@@ -289,26 +289,35 @@ def test_decisions_are_spaced_by_their_cost():
     assert sch.decide_gap_s == 0.002
 
 
+def one_connection_each(policy, hosts):
+    """A dumbbell,2 controller under ``policy`` with one connection per
+    host of ``hosts``: (host, dst ip, sport, [(send id, coflow, dst)]);
+    each coflow's job is its name's first part."""
+    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
+                       policies.make(policy), scale=500.0)
+    for d in (SL, SR):
+        c.on_connect(d)
+    for host, dst_ip, sport, sends in hosts:
+        c.handle({'op': 'register', 'host': host, 'run': 'r',
+                  'conns': [{'id': 1, 'sport': sport, 'dport': 5000,
+                             'dst_ip': dst_ip}],
+                  'sends': [{'id': tid, 'coflow': cf, 'bytes': MB,
+                             'conn': 1, 'dst': dst,
+                             'job': cf.split('/')[0]}
+                            for tid, cf, dst in sends]}, 0.0)
+    return c
+
+
 def test_a_connection_done_with_its_coflow_loses_its_rule():
     """A coflow on two connections: when one of them has sent all it had
     of it, its rule goes with the next batch (strict delete), while the
     coflow's other connection keeps its rule until the coflow ends
     (cookie delete)."""
-    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
-                       policies.make('sebf'), scale=500.0)
-    for d in (SL, SR):
-        c.on_connect(d)
+    c = one_connection_each('sebf', (
+        ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0')]),
+        ('hl1', '10.0.1.3', 40002, [(2, 'a/0', 'hr1')]),
+        ('hr0', '10.0.0.2', 40003, [(3, 'b/0', 'hl0')])))
     sw = Switches()
-    for host, dst_ip, sport, sends in (
-            ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0')]),
-            ('hl1', '10.0.1.3', 40002, [(2, 'a/0', 'hr1')]),
-            ('hr0', '10.0.0.2', 40003, [(3, 'b/0', 'hl0')])):
-        c.handle({'op': 'register', 'host': host, 'run': 'r',
-                  'conns': [{'id': 1, 'sport': sport, 'dport': 5000,
-                             'dst_ip': dst_ip}],
-                  'sends': [{'id': tid, 'coflow': cf, 'bytes': MB,
-                             'conn': 1, 'dst': dst}
-                            for tid, cf, dst in sends]}, 0.0)
     c.handle({'op': 'report', 'host': 'hl0', 'events': [
         {'ev': 'start', 'task': 1, 'ready': 1.0},
         {'ev': 'start', 'task': 2, 'ready': 1.0}]}, 1.0)
@@ -333,21 +342,10 @@ def test_a_connection_keeps_its_last_coflows_class_until_its_tail_arrives():
     network. The connection keeps a/0's class until a/0's transfer is
     received: re-marked class 2 at once, the tail would wait behind
     b/0. Then it drops to a/1's class (a demotion reorders nothing)."""
-    c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
-                       policies.make('fifo'), scale=500.0)
-    for d in (SL, SR):
-        c.on_connect(d)
+    c = one_connection_each('fifo', (
+        ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0'), (2, 'a/1', 'hr0')]),
+        ('hl1', '10.0.1.3', 40002, [(3, 'b/0', 'hr1')])))
     sw = Switches()
-    for host, dst_ip, sport, sends in (
-            ('hl0', '10.0.1.2', 40001, [(1, 'a/0', 'hr0'),
-                                        (2, 'a/1', 'hr0')]),
-            ('hl1', '10.0.1.3', 40002, [(3, 'b/0', 'hr1')])):
-        c.handle({'op': 'register', 'host': host, 'run': 'r',
-                  'conns': [{'id': 1, 'sport': sport, 'dport': 5000,
-                             'dst_ip': dst_ip}],
-                  'sends': [{'id': tid, 'coflow': cf, 'bytes': MB,
-                             'conn': 1, 'dst': dst, 'job': cf[0]}
-                            for tid, cf, dst in sends]}, 0.0)
     sw.apply(report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0).mods)
     sw.apply(report(c, 'hl1', 1.1, ev='start', task=3, ready=1.1).mods)
     assert (sw.dscp(SL, 40001), sw.dscp(SL, 40002)) == (56, 48)
