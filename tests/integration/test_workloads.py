@@ -42,23 +42,20 @@ def ratio(measured, want):
 
 
 def test_ring_alone_close_to_analytical(tmp_path):
-    """Within 15% of 2(N-1)/N * S / B. Typical runs measure 1.04-1.10;
-    about one run in ten on this VM is uniformly slower (1.17, every
-    iteration alike: the host, not the emulator), so a run that misses is
-    repeated once and both ratios are reported."""
+    """Within 15% of 2(N-1)/N * S / B. Measured 2026-11-25, 32 runs:
+    1.026-1.089, no retransmission, no drop; some runs are uniformly a
+    few percent slower (every iteration alike, up to 1.10). This test
+    repeated a run that missed, once, from 2026-11-21, when about one
+    run in ten measured 1.17; none did in those 32, and the repeat
+    went."""
     want = workload.analytical_comm_s(models.get('resnet50'), 'ring', 4, LINK)
-    ratios = []
-    for attempt in range(2):
-        s = emu(tmp_path, 'ring%d' % attempt, [dict(
-            id='r', model='resnet50', pattern='ring', workers=4,
-            iterations=6, compute_scale=0,
-            placement=['h0_0_0', 'h0_0_1', 'h0_1_0', 'h0_1_1'])])
-        got = comm_times(s, 'r')
-        assert len(got) == 6 and s['jobs']['r']['iterations'] == 6
-        ratios.append(ratio(got, want))
-        if abs(ratios[-1] - 1) <= 0.15:
-            break
-    assert abs(ratios[-1] - 1) <= 0.15, ratios
+    s = emu(tmp_path, 'ring', [dict(
+        id='r', model='resnet50', pattern='ring', workers=4,
+        iterations=6, compute_scale=0,
+        placement=['h0_0_0', 'h0_0_1', 'h0_1_0', 'h0_1_1'])])
+    got = comm_times(s, 'r')
+    assert len(got) == 6 and s['jobs']['r']['iterations'] == 6
+    assert abs(ratio(got, want) - 1) <= 0.15, [x / want for x in got]
 
 
 def test_ps_alone_close_to_analytical(tmp_path):
