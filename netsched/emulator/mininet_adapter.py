@@ -43,14 +43,13 @@ def intf_name(node, port):
     return '%s-eth%d' % (node, port)
 
 
-def interfaces(g):
+def interfaces(g, hosts=True):
     """Every interface of the fabric built from ``g``: its switches'
-    and its hosts'."""
+    and (``hosts``) its hosts'."""
     return sorted(intf_name(n, d['ports'][n])
-                  for u, v, d in g.edges(data=True) for n in (u, v))
+                  for u, v, d in g.edges(data=True) for n in (u, v)
+                  if hosts or g.nodes[n]['role'] != topo.HOST)
 
 
 def switch_interfaces(g):
-    return sorted(intf_name(s, d['ports'][s])
-                  for u, v, d in g.edges(data=True) for s in (u, v)
-                  if g.nodes[s]['role'] != topo.HOST)
+    return interfaces(g, hosts=False)

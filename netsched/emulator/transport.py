@@ -111,7 +111,8 @@ class Transport:
         self.inbox, self.on_start = inbox, on_start
         self.out = {}                  # connection id -> (socket, queue)
         # per connection, transfers written and perhaps not yet acked:
-        # [task id, stream offset of its first byte, bytes, last seen]
+        # [task id, stream offset of its first byte, bytes, last seen,
+        # task]; its sender drops those acknowledged whole
         self.unacked = {}
         self.paused = {}               # connection id -> seconds held
         # hold a coflow's first transfer until the controller classified
@@ -173,8 +174,7 @@ class Transport:
     def progress(self):
         """{task id: bytes the receiver has acknowledged} for the
         transfers whose acknowledged bytes grew since the last call
-        (emulated bytes; from each connection's tcpi_bytes_acked). A
-        transfer acknowledged whole is dropped: its receiver reports it."""
+        (emulated bytes; from each connection's tcpi_bytes_acked)."""
         out = {}
         for cid, track in self.unacked.items():
             if not track:
@@ -183,14 +183,12 @@ class Transport:
             if acked is None:
                 continue
             for rec in list(track):
-                tid, first, n, seen = rec
+                tid, first, n, seen, _ = rec
                 got = min(max(acked - first, 0), n)
                 if got > seen:
                     rec[3] = got
                     out[tid] = got
-                if got >= n:
-                    track.popleft()
-                else:
+                if got < n:
                     break
         return out
 
@@ -269,9 +267,6 @@ class Transport:
     def _sender(self, cid, s, q, unacked):
         tos = None
         offset = 0                     # stream bytes written so far
-        # earlier transfers whose bytes may still be in the socket or the
-        # network: (stream offset past their last byte, task)
-        earlier = collections.deque()
 
         def mark(t):
             """The transfer's class, or an earlier transfer's on this
@@ -281,12 +276,12 @@ class Transport:
             same, Scheduler._wanted)."""
             nonlocal tos
             k = self.class_of(t)
-            if earlier:
+            if unacked:
                 acked = tcp_bytes_acked(s)
-                while earlier and acked is not None and \
-                        earlier[0][0] <= acked:
-                    earlier.popleft()
-                k = min([k] + [self.class_of(u) for _, u in earlier])
+                while unacked and acked is not None and \
+                        unacked[0][1] + unacked[0][2] <= acked:
+                    unacked.popleft()
+                k = min([k] + [self.class_of(r[4]) for r in unacked])
             want = (8 * (7 - k)) << 2
             if want != tos:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
@@ -304,12 +299,11 @@ class Transport:
                 s.sendall(HEADER.pack(t['id'], n))
                 offset += HEADER.size
                 # tcpi_bytes_acked counts the SYN: stream byte k is k + 1
-                unacked.append([t['id'], offset + 1, n, 0])
+                unacked.append([t['id'], offset + 1, n, 0, t])
                 offset += n
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
                           lambda: mark(t),
                           lambda: self._hold(cid, t['id']))
-                earlier.append((offset + 1, t))
                 if self.report_sent and t.get('prophet'):
                     self.inbox.put(('sent', t['id'], began,
                                     time.monotonic()))
