@@ -273,7 +273,12 @@ class Transport:
             connection, not yet acknowledged whole, where that is higher:
             the socket's mark applies to every packet it sends from now
             on, that one's tail too (the controller's rules keep to the
-            same, Scheduler._wanted)."""
+            same, Scheduler._wanted). A send tagged with a class of its
+            own (TensorExpress' tensors) keeps its tag: the switches queue
+            such a connection's packets by tag, and promoting a job's less
+            urgent tensors to an earlier urgent one's class made them
+            compete with other jobs' urgent ones (iteration time against
+            host-only ordering 1.26-1.39x, was 0.79-0.86x)."""
             nonlocal tos
             k = self.class_of(t)
             if unacked:
@@ -281,7 +286,9 @@ class Transport:
                 while unacked and acked is not None and \
                         unacked[0][1] + unacked[0][2] <= acked:
                     unacked.popleft()
-                k = min([k] + [self.class_of(r[4]) for r in unacked])
+                if t['id'] not in self.send_cls:
+                    k = min([k] + [self.class_of(r[4]) for r in unacked
+                                   if r[4]['id'] not in self.send_cls])
             want = (8 * (7 - k)) << 2
             if want != tos:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, want)
