@@ -157,17 +157,16 @@ def test_a_new_coflow_waits_for_its_class():
     assert 0.04 <= net.paused[0] < agent.CLASS_WAIT_S
 
 
-def test_a_connection_keeps_an_unacknowledged_transfers_class():
-    """The socket's mark applies to every packet it sends from then on:
-    while a/0 (class 0) is not acknowledged whole, the sender writing
-    a/1 (class 2) keeps class 0, so a/0's tail is not re-marked behind
-    other coflows; once a/0 is acknowledged, a/1 goes in its own class.
-    The receiver here reads nothing at first, so a/0 stays in the
-    sender's socket."""
+def _two_transfers_unread(cls, tags):
+    """A connection whose receiver reads nothing yet: a/0 (20 KB) then
+    a/1 (400 KB) queued on it, with coflow classes ``cls`` and per-send
+    tags ``tags``; returns (the socket's TOS once a/1 is being written,
+    the TOS once the receiver read it all)."""
     import queue
     started = []
-    net = agent.Transport(1.0, {'a/0': 0, 'a/1': 2}, {}, queue.Queue(),
+    net = agent.Transport(1.0, dict(cls), {}, queue.Queue(),
                           lambda t, *a: started.append(t['id']))
+    net.set_classes({}, tags)
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     port = _free_port()
@@ -190,14 +189,33 @@ def test_a_connection_keeps_an_unacknowledged_transfers_class():
             time.sleep(0.01)
         assert started == [1, 2]
         time.sleep(0.1)                        # a/1 marked, writing
-        assert tos() == (8 * 7) << 2           # class 0: a/0's
+        writing = tos()
         got = 0
         peer.settimeout(5)
         while got < 20_000 + 400_000:          # read it all
             got += len(peer.recv(65536))
             if tos() == (8 * 5) << 2:
                 break
-        assert tos() == (8 * 5) << 2           # class 2
+        return writing, tos()
     finally:
         peer.close()
         lst.close()
+
+
+def test_a_connection_keeps_an_unacknowledged_transfers_class():
+    """The socket's mark applies to every packet it sends from then on:
+    while a/0 (class 0) is not acknowledged whole, the sender writing
+    a/1 (class 2) keeps class 0, so a/0's tail is not re-marked behind
+    other coflows; once a/0 is acknowledged, a/1 goes in its own class.
+    The receiver here reads nothing at first, so a/0 stays in the
+    sender's socket."""
+    assert _two_transfers_unread({'a/0': 0, 'a/1': 2}, {}) == (
+        (8 * 7) << 2, (8 * 5) << 2)            # class 0, then class 2
+
+
+def test_a_tagged_send_keeps_its_own_class():
+    """Per-send tags (TensorExpress' tensors) are the switches' queueing
+    key: a/1's tag 2 goes on its packets at once, a/0 (tag 0) unacked
+    or not."""
+    writing, _ = _two_transfers_unread({}, {1: 0, 2: 2})
+    assert writing == (8 * 5) << 2
