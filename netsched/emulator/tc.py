@@ -3,11 +3,25 @@ egress of the emulated fabric (classes and DSCP: netsched.qos).
 
 Each egress interface gets an htb tree (measured in DESIGN.md, the only
 strict priority that works with OVS's userspace datapath): a root class
-at the link rate and one child per class with a tiny guaranteed rate,
-ceil = link rate and htb ``prio c``. htb lends spare bandwidth in prio
-order, which is strict priority, and it is work-conserving. A pfifo
-leaf under every class bounds its queue; u32 filters on the TOS byte
-pick the class. Everything is emitted as ``tc -batch`` lines.
+at the link rate and one child per class with no usable guaranteed rate
+(1 byte/s, a 1-byte bucket), ceil = link rate and htb ``prio c``. htb
+lends spare bandwidth in prio order, which is strict priority, and it is
+work-conserving.
+
+Why no guaranteed rate: htb serves a class that is within its own
+guaranteed rate before it lends anything, whatever the prio. With 0.5%
+of the link and an 18 KB bucket per class (as before 2026-11-25), a
+class that had been idle sent its next two packets ahead of every higher
+class. A connection moved to a lower class had its first packets there
+overtake its own earlier ones still queued in the higher class: the
+receiver saw a hole and the sender retransmitted what was only queued
+(packet captures, FIFO on two ring jobs: 26-29 retransmissions per run,
+and a coflow at twice its time). Now a class can go ahead of a higher one
+by one packet once per run (htb starts every bucket full) and then not
+for a minute (htb's token floor).
+
+A pfifo leaf under every class bounds its queue; u32 filters on the TOS
+byte pick the class. Everything is emitted as ``tc -batch`` lines.
 """
 from ..qos import ETH_HEADER, check_buckets
 
@@ -25,7 +39,10 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
     rate = '%dbit' % int(rate_bps)
     quantum = mtu + ETH_HEADER
     burst = max(15000, 2 * quantum)
-    guaranteed = max(8000, int(rate_bps / 200))
+    # no usable guaranteed rate (module docstring; htb takes 8 bit/s at
+    # least), but for a single class, which has the link to itself
+    least, lburst = '8bit', 1
+    guaranteed, gburst = (least, lburst) if q > 1 else (rate, burst)
     fair = buckets > 1
     default = _leaf(q - 1, 0) if fair else '%d' % (10 + q - 1)
     lines = ['qdisc add dev %s root handle 1: htb default %s'
@@ -38,19 +55,17 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
         lines.append(
             'class add dev %s parent 1:1 classid %s htb rate %s ceil %s '
             'burst %d cburst %d prio %d quantum %d'
-            % (dev, cls, '%dbit' % guaranteed if q > 1 else rate, rate,
-               burst, burst, c, quantum))
+            % (dev, cls, guaranteed, rate, gburst, burst, c, quantum))
         if not fair:
             lines.append('qdisc add dev %s parent %s handle %d: pfifo '
                          'limit %d' % (dev, cls, 100 + c, queue_packets))
         else:
-            leaf_rate = '%dbit' % max(1000, guaranteed // buckets)
             ht = '%x:' % (0x100 + c)
             for b in range(buckets):
                 lines += [
                     'class add dev %s parent %s classid 1:%s htb rate %s '
                     'ceil %s burst %d cburst %d prio %d quantum %d'
-                    % (dev, cls, _leaf(c, b), leaf_rate, rate, burst, burst,
+                    % (dev, cls, _leaf(c, b), least, rate, lburst, burst,
                        c, quantum),
                     'qdisc add dev %s parent 1:%s handle %x: pfifo limit %d'
                     % (dev, _leaf(c, b), 0x1000 + (c << 8) + b,

@@ -49,7 +49,10 @@ def test_tc_batch_strict_priority_tree():
     assert len(classes) == 4
     for c, line in enumerate(classes):
         assert 'classid 1:%d' % (10 + c) in line and ' prio %d ' % c in line
-        assert 'ceil 20000000bit' in line and 'rate 100000bit' in line
+        assert 'ceil 20000000bit' in line
+        # no guaranteed rate to speak of: a class within it would be
+        # served ahead of every higher class (tc module docstring)
+        assert 'rate 8bit ' in line and ' burst 1 ' in line
     leaves = [l for l in lines if 'pfifo limit 32' in l]
     assert len(leaves) == 4
     filters = [l for l in lines if l.startswith('filter')]
@@ -77,6 +80,9 @@ def test_tc_batch_fair_buckets_hash_the_source_port():
     for l in leaves:                  # same prio as their class
         cls = int(l.split('classid 1:')[1].split()[0], 16)
         assert ' prio %d ' % ((cls - 0x100) >> 4) in l
+        # and they borrow all they send: no leaf of a lower class goes
+        # ahead of a higher class on a guaranteed rate of its own
+        assert 'rate 8bit ceil 20000000bit burst 1 ' in l
     assert sum('pfifo limit 32' in l for l in lines) == 8
     link = [l for l in lines if 'hashkey' in l]
     assert link == [
