@@ -56,6 +56,10 @@ def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
             # (gradient exchanges) keeps its window, as data-center
             # training stacks are set up to; per network namespace
             sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
+            # measuring knob: NETSCHED_HOST_SYSCTL='key=value ...' (e.g.
+            # net.ipv4.tcp_early_retrans=0), set in every host's namespace
+            for kv in os.environ.get('NETSCHED_HOST_SYSCTL', '').split():
+                sh.append('sysctl -qw %s' % kv)
             opts = route_options()
             if opts:
                 sh.append('ip route show | while read r; do ip route change '
