@@ -27,7 +27,10 @@ Execution:
   thread that writes one transfer at a time, in the order transfers
   became ready, each preceded by a 12-byte header (task id, length) and
   marked with the DSCP of its priority class (IP_TOS, looked up again
-  every 64 KiB so a new class applies within a transfer). A coflow the
+  every 64 KiB so a new class applies within a transfer); a transfer
+  of another coflow in another class is written only once the ones
+  before it are acknowledged, as the simulator's connection starts its
+  next transfer when the last is received. A coflow the
   controller has not classified yet goes in class 0: it is new, and the
   policy will place it within milliseconds. Where the policy gives
   per-flow rates (Varys' MADD), the controller sends each transfer's

@@ -157,15 +157,17 @@ def test_a_new_coflow_waits_for_its_class():
     assert 0.04 <= net.paused[0] < agent.CLASS_WAIT_S
 
 
-def _two_transfers_unread(cls, tags):
+def _two_transfers_unread(cls, tags, drain=False):
     """A connection whose receiver reads nothing yet: a/0 (20 KB) then
     a/1 (400 KB) queued on it, with coflow classes ``cls`` and per-send
     tags ``tags``; returns (the socket's TOS once a/1 is being written,
-    the TOS once the receiver read it all)."""
+    the TOS once the receiver read it all). Without ``drain`` (the
+    measuring knob NETSCHED_DRAIN=0) a/1 is written as soon as a/0 is."""
     import queue
     started = []
     net = agent.Transport(1.0, dict(cls), {}, queue.Queue(),
                           lambda t, *a: started.append(t['id']))
+    net.drain = drain
     net.set_classes({}, tags)
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -208,14 +210,89 @@ def test_a_connection_keeps_an_unacknowledged_transfers_class():
     a/1 (class 2) keeps class 0, so a/0's tail is not re-marked behind
     other coflows; once a/0 is acknowledged, a/1 goes in its own class.
     The receiver here reads nothing at first, so a/0 stays in the
-    sender's socket."""
+    sender's socket. (The sender writes a/1 at once only with the
+    measuring knob NETSCHED_DRAIN=0; by default it waits, below.)"""
     assert _two_transfers_unread({'a/0': 0, 'a/1': 2}, {}) == (
         (8 * 7) << 2, (8 * 5) << 2)            # class 0, then class 2
+
+
+def test_a_connection_writes_another_class_once_the_last_is_acked():
+    """a/1 (class 2) is not started, nor written, while a/0 (class 0) is
+    not acknowledged whole: the simulator's connection starts its next
+    transfer when the last one is received, and written at once a/1's
+    packets would overtake a/0's tail queued in a lower class. Once the
+    receiver reads a/0, a/1 goes, in its own class; the wait counts as
+    paused."""
+    import queue
+    started = []
+    inbox = queue.Queue()
+    net = agent.Transport(1.0, {'a/0': 0, 'a/1': 2}, {}, inbox,
+                          lambda t, *a: started.append(t['id']))
+    assert net.drain                       # the default
+    lst = socket.socket()
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    port = _free_port()
+    lst.bind(('127.0.0.1', port))
+    lst.listen(1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    peer, _ = lst.accept()
+    s = net.out[0][0]
+    try:
+        net.send({'id': 1, 'coflow': 'a/0', 'bytes': 20_000, 'conn': 0},
+                 0.0)
+        net.send({'id': 2, 'coflow': 'a/1', 'bytes': 1000, 'conn': 0}, 0.0)
+        time.sleep(0.3)
+        assert started == [1]                  # a/0 written, not acked
+        got = 0
+        peer.settimeout(5)
+        while got < 12 + 20_000:
+            got += len(peer.recv(12 + 20_000 - got))
+        deadline = time.monotonic() + 5
+        while started != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started == [1, 2]
+        while got < 2 * 12 + 20_000 + 1000:
+            got += len(peer.recv(65536))
+        assert s.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == \
+            (8 * 5) << 2                       # class 2
+        assert net.paused[0] >= 0.25
+    finally:
+        peer.close()
+        lst.close()
+
+
+def test_the_same_class_does_not_wait():
+    """A transfer of the same coflow, and one of another coflow in the
+    same class, are written at once, the earlier ones acked or not."""
+    import queue
+    started = []
+    net = agent.Transport(1.0, {'a/0': 1, 'a/1': 1}, {}, queue.Queue(),
+                          lambda t, *a: started.append(t['id']))
+    lst = socket.socket()
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    port = _free_port()
+    lst.bind(('127.0.0.1', port))
+    lst.listen(1)
+    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
+                               'dst_ip': '127.0.0.1', 'dport': port}])
+    peer, _ = lst.accept()
+    try:
+        for i, c in ((1, 'a/0'), (2, 'a/0'), (3, 'a/1')):
+            net.send({'id': i, 'coflow': c, 'bytes': 10_000, 'conn': 0}, 0.0)
+        deadline = time.monotonic() + 5
+        while started != [1, 2, 3] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started == [1, 2, 3]
+        assert net.paused[0] == 0.0
+    finally:
+        peer.close()
+        lst.close()
 
 
 def test_a_tagged_send_keeps_its_own_class():
     """Per-send tags (TensorExpress' tensors) are the switches' queueing
     key: a/1's tag 2 goes on its packets at once, a/0 (tag 0) unacked
     or not."""
-    writing, _ = _two_transfers_unread({}, {1: 0, 2: 2})
+    writing, _ = _two_transfers_unread({}, {1: 0, 2: 2}, drain=True)
     assert writing == (8 * 5) << 2
