@@ -99,19 +99,48 @@ def parse_packet(frame):
             dport, seq, ack, total - ihl - doff, ip[1] >> 2, tcp[13], ip_id)
 
 
+SO_TIMESTAMPNS = getattr(socket, 'SO_TIMESTAMPNS', 35)
+TIMESPEC = struct.Struct('qq')
+
+
+def monotonic_offset():
+    """CLOCK_REALTIME - CLOCK_MONOTONIC now (s): the kernel stamps
+    packets in real time, the run logs in monotonic time."""
+    a = time.monotonic()
+    r = time.time()
+    b = time.monotonic()
+    return r - (a + b) / 2
+
+
 def capture(out, ips, seconds):
+    """Every packet's time is the kernel's, when it stamped it on the
+    interface (SO_TIMESTAMPNS), not when this loop read it: a Python
+    reader falls behind a busy fabric by tens of milliseconds, and a
+    timestamp taken at read time would put that lag into every
+    per-hop delay."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                       socket.ntohs(ETH_P_ALL))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     s.settimeout(0.5)
     end = time.monotonic() + seconds
+    offset, next_offset = monotonic_offset(), time.monotonic() + 1.0
+    cmsg_space = socket.CMSG_SPACE(TIMESPEC.size)
     with open(out, 'w') as f:
         while time.monotonic() < end:
             try:
-                frame, addr = s.recvfrom(256)
+                frame, anc, _, addr = s.recvmsg(256, cmsg_space)
             except socket.timeout:
                 continue
-            t = time.monotonic()
+            now = time.monotonic()
+            if now > next_offset:
+                offset, next_offset = monotonic_offset(), now + 1.0
+            t = now
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS \
+                        and len(data) >= TIMESPEC.size:
+                    sec, ns = TIMESPEC.unpack_from(data)
+                    t = sec + ns * 1e-9 - offset
             p = parse_packet(frame)
             if p is None or (ips and p[0] not in ips and p[2] not in ips):
                 continue
