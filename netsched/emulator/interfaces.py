@@ -27,14 +27,17 @@ def iface_script(intfs, queues, mtu, queue_packets, fair_queues):
 
 def route_options():
     """Per-route TCP settings for every host, from the measuring knobs
-    NETSCHED_RTO_MIN_MS (minimum retransmission timeout) and
-    NETSCHED_INITCWND (initial congestion window, packets); '' when
-    neither is set."""
+    NETSCHED_RTO_MIN_MS (minimum retransmission timeout),
+    NETSCHED_INITCWND (initial congestion window, packets) and
+    NETSCHED_CWND_CLAMP (the most packets a connection may have in
+    flight: ``cwnd lock``); '' when none is set."""
     opts = []
     if os.environ.get('NETSCHED_RTO_MIN_MS'):
         opts.append('rto_min %dms' % int(os.environ['NETSCHED_RTO_MIN_MS']))
     if os.environ.get('NETSCHED_INITCWND'):
         opts.append('initcwnd %d' % int(os.environ['NETSCHED_INITCWND']))
+    if os.environ.get('NETSCHED_CWND_CLAMP'):
+        opts.append('cwnd lock %d' % int(os.environ['NETSCHED_CWND_CLAMP']))
     return ' '.join(opts)
 
 
