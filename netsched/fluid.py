@@ -236,12 +236,14 @@ class Network:
         transfer's own size if smaller): a pipeline of store-and-forward
         hops, in which the path's slowest hop paces the packets and each
         other hop adds one packet's time at its rate. ``others`` (n, H:
-        per transfer, how many other transfers share each hop of its
-        path, as ``table()`` lists them) counts only busy hops: a
-        token-bucket shaper (the emulator's htb) lets a packet through an
-        idle link at once and serialises it only when the link is busy,
-        so a transfer alone on its path gets no lag and one with two busy
-        hops one packet time. Zeros without packets."""
+        per transfer, > 0 where a hop of its path, as ``table()`` lists
+        them, is busy: it carries other transfers, or the transfer fills
+        it after one that does) counts only busy hops: a token-bucket
+        shaper (the emulator's htb) lets a packet through an idle link at
+        once and serialises it only when the link is busy, so a transfer
+        alone on its path gets no lag, and one with two busy hops one
+        packet time.
+        Zeros without packets."""
         path_ids = np.asarray(path_ids, np.int64)
         if self.packet_bytes is None or not len(path_ids):
             return np.zeros(len(path_ids))

@@ -32,6 +32,8 @@ from .links import LinkMeter
 from .rates import RateSetter
 from ..errors import NetschedError
 
+FULL = 0.999          # a link loaded to this share of its capacity is full
+
 
 class Engine:
     """Runs one workload driver over one network under one policy: the
@@ -170,16 +172,27 @@ class Engine:
         # store and forward (fluid.Network.set_packets): the flows have
         # left their senders, which may send the next thing on their
         # connections, and are received a few packet times later: one
-        # per hop that carries other flows (whatever their rate: a flow
-        # strict priority starves still has a packet in the link's
-        # queue now and then, as on the emulator)
+        # per busy hop, one that carries other flows (whatever their
+        # rate: a flow strict priority starves still has a packet in the
+        # link's queue now and then, as on the emulator) or that the flow
+        # fills after such a hop
         sent = getattr(self.driver, 'on_flows_sent', None)
         if sent is not None:
             sent(ids)
         f = self.table.record
         paths = f['path'][ids]
         links = self.net.table()[paths]
-        others = np.where(links >= 0, busy[np.maximum(links, 0)] - 1, 0)
+        # a hop is busy where it carries other flows, or where the flow
+        # fills it after a hop that carries others: packets that waited
+        # behind another flow's reach the next hops bunched and queue
+        # there (measured on the emulator's fat-tree: a packet time per
+        # such hop), while a flow alone on an idle path gets no lag (a
+        # probe trace, README "What the emulator resolves")
+        full = self.rates.load_bps >= FULL * self.net.capacity
+        shared = np.where(links >= 0, busy[np.maximum(links, 0)] - 1, 0)
+        filled = np.where(links >= 0, full[np.maximum(links, 0)], False)
+        after = np.cumsum(shared > 0, axis=1) > 0
+        others = shared + (filled & after)
         lag = self.net.delivery_s(paths, f['size'][ids], others)
         # a connection delivers in order: not before what it sent earlier
         due = self.now + lag

@@ -156,3 +156,23 @@ def test_bad_sim_packets_is_named(tmp_path):
     e = experiment.from_dict(d, 'exp.yaml', sim_packets='emulated')
     assert e.packet_bytes == 9000 * 1000.0             # default scale
     assert experiment.from_dict(d, 'exp.yaml').packet_bytes is None
+
+
+def test_bunched_packets_pay_the_hops_after_a_shared_one(tmp_path):
+    """Under SEBF on dumbbell,2, coflow 1 (hl0 -> hr0, 10 MB) runs at
+    line rate over the core link beside coflow 2's starved flow (hl1 ->
+    hr1). It is received one packet time after its last byte: its core
+    hop carries another flow and its last hop, which it fills, comes
+    after that one (packets bunched behind another flow's queue there);
+    its first hop, filled too but before any shared hop, costs nothing,
+    and the path's slowest hop never does. Coflow 2, alone from then on,
+    fills its whole path with no shared hop: no lag."""
+    d = {'topology': 'dumbbell,2', 'backend': 'sim', 'link_gbps': 10,
+         'scale': 500, 'sim_packets': 'emulated', 'policy': 'sebf',
+         'trace': {'path': write_trace(
+             tmp_path, ['1 0 1 0 1 2:10', '2 0 1 1 1 3:50'], ports=4)}}
+    _, s = run_exp(tmp_path, d)
+    c = s['coflows']
+    mb = 2 ** 20 * 8 / 10e9
+    assert c['1']['cct_s'] == pytest.approx(10 * mb + PKT_S, rel=1e-4)
+    assert c['2']['cct_s'] == pytest.approx(60 * mb, rel=1e-4)
