@@ -157,18 +157,18 @@ def test_a_new_coflow_waits_for_its_class():
     assert 0.04 <= net.paused[0] < agent.CLASS_WAIT_S
 
 
-def _two_transfers_unread(cls, tags, drain=False):
-    """A connection whose receiver reads nothing yet: a/0 (20 KB) then
-    a/1 (400 KB) queued on it, with coflow classes ``cls`` and per-send
-    tags ``tags``; returns (the socket's TOS once a/1 is being written,
-    the TOS once the receiver read it all). Without ``drain`` (the
-    measuring knob NETSCHED_DRAIN=0) a/1 is written as soon as a/0 is."""
+def _unread_connection(cls, tags=None, drain=None):
+    """A Transport with coflow classes ``cls`` (and per-send ``tags``)
+    whose one connection goes to a receiver with a 4 KB buffer that
+    reads nothing until the test does. Returns (transport, list of the
+    transfer ids started so far, the receiving socket, the listener)."""
     import queue
     started = []
     net = agent.Transport(1.0, dict(cls), {}, queue.Queue(),
                           lambda t, *a: started.append(t['id']))
-    net.drain = drain
-    net.set_classes({}, tags)
+    if drain is not None:
+        net.drain = drain
+    net.set_classes({}, tags or {})
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     port = _free_port()
@@ -177,6 +177,16 @@ def _two_transfers_unread(cls, tags, drain=False):
     net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
                                'dst_ip': '127.0.0.1', 'dport': port}])
     peer, _ = lst.accept()
+    return net, started, peer, lst
+
+
+def _two_transfers_unread(cls, tags, drain=False):
+    """A connection whose receiver reads nothing yet: a/0 (20 KB) then
+    a/1 (400 KB) queued on it, with coflow classes ``cls`` and per-send
+    tags ``tags``; returns (the socket's TOS once a/1 is being written,
+    the TOS once the receiver read it all). Without ``drain`` (the
+    measuring knob NETSCHED_DRAIN=0) a/1 is written as soon as a/0 is."""
+    net, started, peer, lst = _unread_connection(cls, tags, drain)
     s = net.out[0][0]
 
     def tos():
@@ -223,20 +233,8 @@ def test_a_connection_writes_another_class_once_the_last_is_acked():
     packets would overtake a/0's tail queued in a lower class. Once the
     receiver reads a/0, a/1 goes, in its own class; the wait counts as
     paused."""
-    import queue
-    started = []
-    inbox = queue.Queue()
-    net = agent.Transport(1.0, {'a/0': 0, 'a/1': 2}, {}, inbox,
-                          lambda t, *a: started.append(t['id']))
+    net, started, peer, lst = _unread_connection({'a/0': 0, 'a/1': 2})
     assert net.drain                       # the default
-    lst = socket.socket()
-    lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    port = _free_port()
-    lst.bind(('127.0.0.1', port))
-    lst.listen(1)
-    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
-                               'dst_ip': '127.0.0.1', 'dport': port}])
-    peer, _ = lst.accept()
     s = net.out[0][0]
     try:
         net.send({'id': 1, 'coflow': 'a/0', 'bytes': 20_000, 'conn': 0},
@@ -265,18 +263,7 @@ def test_a_connection_writes_another_class_once_the_last_is_acked():
 def test_the_same_class_does_not_wait():
     """A transfer of the same coflow, and one of another coflow in the
     same class, are written at once, the earlier ones acked or not."""
-    import queue
-    started = []
-    net = agent.Transport(1.0, {'a/0': 1, 'a/1': 1}, {}, queue.Queue(),
-                          lambda t, *a: started.append(t['id']))
-    lst = socket.socket()
-    lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    port = _free_port()
-    lst.bind(('127.0.0.1', port))
-    lst.listen(1)
-    net.connect('127.0.0.1', [{'id': 0, 'sport': _free_port(),
-                               'dst_ip': '127.0.0.1', 'dport': port}])
-    peer, _ = lst.accept()
+    net, started, peer, lst = _unread_connection({'a/0': 1, 'a/1': 1})
     try:
         for i, c in ((1, 'a/0'), (2, 'a/0'), (3, 'a/1')):
             net.send({'id': i, 'coflow': c, 'bytes': 10_000, 'conn': 0}, 0.0)
