@@ -242,8 +242,7 @@ class Network:
         shaper (the emulator's htb) lets a packet through an idle link at
         once and serialises it only when the link is busy, so a transfer
         alone on its path gets no lag, and one with two busy hops one
-        packet time.
-        Zeros without packets."""
+        packet time. Zeros without packets."""
         path_ids = np.asarray(path_ids, np.int64)
         if self.packet_bytes is None or not len(path_ids):
             return np.zeros(len(path_ids))

@@ -71,6 +71,18 @@ def tcp_bytes_acked(s):
     return None if v is None else v[0]
 
 
+def _forget_acked(s, unacked):
+    """Drop from ``unacked`` (a connection's [task id, first stream byte,
+    bytes, ...] records, oldest first) the transfers its socket ``s``
+    has had acknowledged whole; returns tcpi_bytes_acked, or None where
+    the kernel does not give it (then nothing is dropped)."""
+    acked = tcp_bytes_acked(s)
+    while unacked and acked is not None and \
+            unacked[0][1] + unacked[0][2] <= acked:
+        unacked.popleft()
+    return acked
+
+
 ACK_TOS = (8 * 7) << 2               # DSCP CS7: class 0
 CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
@@ -296,11 +308,7 @@ class Transport:
             return
 
         def differs():
-            acked = tcp_bytes_acked(s)
-            while unacked and acked is not None and \
-                    unacked[0][1] + unacked[0][2] <= acked:
-                unacked.popleft()
-            if acked is None:
+            if _forget_acked(s, unacked) is None:
                 return False
             # a coflow not classified yet is one whose class will come
             # (wait_class), else class 0 (a policy that classes nothing)
@@ -309,12 +317,13 @@ class Transport:
                        r[4]['id'] not in self.send_cls and
                        (k is None or self.class_of(r[4]) != k)
                        for r in unacked)
-        if not unacked or not differs():
-            return
         t0 = time.monotonic()
-        while differs():
+        waited = False
+        while unacked and differs():
+            waited = True
             time.sleep(DRAIN_POLL_S)
-        self.paused[cid] += time.monotonic() - t0
+        if waited:
+            self.paused[cid] += time.monotonic() - t0
 
     def _sender(self, cid, s, q, unacked):
         tos = None
@@ -336,10 +345,7 @@ class Transport:
             nonlocal tos
             k = self.class_of(t)
             if unacked:
-                acked = tcp_bytes_acked(s)
-                while unacked and acked is not None and \
-                        unacked[0][1] + unacked[0][2] <= acked:
-                    unacked.popleft()
+                _forget_acked(s, unacked)
                 if t['id'] not in self.send_cls:
                     k = min([k] + [self.class_of(r[4]) for r in unacked
                                    if r[4]['id'] not in self.send_cls])

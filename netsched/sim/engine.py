@@ -188,9 +188,10 @@ class Engine:
         # there (measured on the emulator's fat-tree: a packet time per
         # such hop), while a flow alone on an idle path gets no lag (a
         # probe trace, README "What the emulator resolves")
+        hop = np.maximum(links, 0)
         full = self.rates.load_bps >= FULL * self.net.capacity
-        shared = np.where(links >= 0, busy[np.maximum(links, 0)] - 1, 0)
-        filled = np.where(links >= 0, full[np.maximum(links, 0)], False)
+        shared = np.where(links >= 0, busy[hop] - 1, 0)
+        filled = np.where(links >= 0, full[hop], False)
         after = np.cumsum(shared > 0, axis=1) > 0
         others = shared + (filled & after)
         lag = self.net.delivery_s(paths, f['size'][ids], others)
