@@ -29,6 +29,7 @@ CLASS_WAIT_S = 0.1        # longest wait for a new coflow's class
 DRAIN_POLL_S = 0.00025    # how often a draining sender reads its acks
 PACED_CHUNK = 8192        # write size while a transfer is rate-limited
 PACED_BURST_S = 0.002     # how far a limited transfer may fall behind
+PACED_POLL_S = 0.005      # how often a paced wait reads its rate again
 TCP_INFO_RETRANS = (struct.Struct('=I'), 100)    # tcpi_total_retrans
 TCP_INFO_ACKED = (struct.Struct('=Q'), 120)      # tcpi_bytes_acked
 # tcpi_total_rto, tcpi_total_rto_recoveries, tcpi_total_rto_time (ms):
@@ -88,6 +89,26 @@ CHUNK = 1 << 16
 _ZEROS = bytes(CHUNK)
 
 
+def _pace_wait(due, k, rate, rate_of):
+    """Sleep until ``due`` (when the last k bytes, written at ``rate``,
+    are paid for), reading ``rate_of()`` every PACED_POLL_S: a new rate
+    re-times those bytes, and no limit or a hold ends the wait. (A
+    transfer nearly done can be given a rate of a few bytes/s, to end
+    with its coflow; one sleep of k / rate then outlasted every later
+    rate: a run under Varys waited 25 min.) Returns the new due time."""
+    while True:
+        wait = due - time.monotonic()
+        if wait <= 0:
+            return due
+        time.sleep(min(wait, PACED_POLL_S))
+        now = rate_of()
+        if now != rate:
+            if now <= 0:                # unlimited, or held
+                return time.monotonic()
+            due += k / now - k / rate
+            rate = now
+
+
 def send_body(s, n, rate_of, between=None, hold=None):
     """Write n bytes to s. ``rate_of()``, asked before every write, is the
     rate to keep to (bytes/s; 0 = as fast as TCP goes; HOLD = write
@@ -107,9 +128,7 @@ def send_body(s, n, rate_of, between=None, hold=None):
         left -= k
         if left and rate > 0:
             due = max(due, time.monotonic() - PACED_BURST_S) + k / rate
-            wait = due - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
+            due = _pace_wait(due, k, rate, rate_of)
         if left and between is not None:
             between()
 

@@ -43,14 +43,24 @@ def test_a_limited_transfer_keeps_to_its_rate():
 
 
 def test_the_limit_is_read_before_every_write():
-    # 0.5 MB limited to 1 MB/s, then the limit is lifted: ~0.5 s
-    sent = {'calls': 0}
+    # limited to 1 MB/s for 0.5 s, then the limit is lifted: ~0.5 s
+    # for 2 MB (1.5 MB of it unlimited); limited throughout it is 2 s
+    t0 = time.monotonic()
 
     def rate():
-        sent['calls'] += 1
-        return 1_000_000 if sent['calls'] * agent.PACED_CHUNK < 500_000 \
-            else 0
+        return 1_000_000 if time.monotonic() - t0 < 0.5 else 0
     assert 0.4 <= _send(2_000_000, rate) <= 0.8
+
+
+def test_a_new_rate_cuts_a_wait_short():
+    """A rate of a few bytes/s (MADD's for a transfer nearly done)
+    must not pin the sender once a decision gives it more: its first
+    chunk would have been paid for in 1.6 ks."""
+    t0 = time.monotonic()
+
+    def rate():
+        return 5 if time.monotonic() - t0 < 0.2 else 0
+    assert _send(100_000, rate) < 1.0
 
 
 def test_zero_means_no_limit():
