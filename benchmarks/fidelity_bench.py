@@ -83,7 +83,12 @@ def diagnostics(out):
     if paused is None and b.get('paused_s_by_connection') is not None:
         paused = sum(v or 0 for v in b['paused_s_by_connection'].values())
     rto = b.get('tcp_rto_recovery_s_by_connection')
+    lost = {k: sum((b.get(k) or {}).values()) for k in (
+        'queue_drops_by_interface', 'ovs_drops_by_port',
+        'socket_drops_by_port') if k in b}
     return {'retransmits': retrans,
+            'drops': sum(lost.values()) if lost else None,
+            'drops_at': {k.split('_')[0]: n for k, n in lost.items() if n},
             'worst_connection': list(worst) if worst else None,
             'timeouts': None if timeouts is None else
             sum(v or 0 for v in timeouts.values()),
@@ -245,13 +250,16 @@ def progress(done, runs, rec, sim_totals):
     d = rec.get('diag') or {}
     missing = max(sum(m.values())
                   for m in rec['missing_by_model'].values())
-    return '%s: emu %s; %s; %s retransmits%s' % (
+    at = d.get('drops_at') or {}
+    return '%s: emu %s; %s; %s retransmits%s%s' % (
         head, _num(rec['total']), '; '.join(
             'sim[%s] %s: jobs %s, coflows %s' % (
                 m, _num(sim_totals[m]), _pct(e['job jct_s']),
                 _pct(e['coflow cct_s']))
             for m, e in rec['errors_by_model'].items()),
         _num(d.get('retransmits'), '%d'),
+        ', drops %s' % ' '.join('%s %d' % kv for kv in sorted(at.items()))
+        if at else '',
         ', %d unfinished' % missing if missing else '')
 
 

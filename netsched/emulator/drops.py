@@ -1,10 +1,15 @@
 """Where an emulated run lost packets: per interface, the packets its tc
-priority tree dropped (a full class queue), and the packets OVS counted
-as dropped on its ports (the datapath's sockets). Read before and after
-a run; run.json keeps the difference (``queue_drops_by_interface``,
-``ovs_drops_by_port``), so a result shaped by loss says where the loss
-was, not only that TCP retransmitted."""
+priority tree dropped (a full class queue), the packets OVS counted as
+dropped on its ports, and the packets the kernel dropped on the way into
+OVS's own packet sockets (the userspace datapath reads each port through
+one; when ovs-vswitchd falls behind, its receive buffer fills and the
+kernel drops there, which neither tc nor OVS's port statistics count).
+Read before and after a run; run.json keeps the difference
+(``queue_drops_by_interface``, ``ovs_drops_by_port``,
+``socket_drops_by_port``), so a result shaped by loss says where the
+loss was, not only that TCP retransmitted."""
 import json
+import re
 import subprocess
 
 from .mininet_adapter import interfaces
@@ -40,6 +45,32 @@ def parse_ovs_interfaces(text):
     return out
 
 
+_SS_ROW = re.compile(r'^p_raw\s+\d+\s+\d+\s+\*:(\S+)\s.*skmem:\([^)]*\bd(\d+)\)')
+
+
+def parse_packet_sockets(text):
+    """{interface: packets dropped} from ``ss -0 -m -p``: the drop count
+    (skmem ``d``) of the packet sockets bound to an interface and owned
+    by ovs-vswitchd, summed per interface."""
+    out = {}
+    for line in (text or '').splitlines():
+        if '"ovs-vswitchd"' not in line:
+            continue
+        m = _SS_ROW.match(line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
+def _packet_sockets():
+    try:
+        r = subprocess.run(['ss', '-0', '-m', '-p'], capture_output=True,
+                           text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ''
+    return r.stdout
+
+
 def _tc_root():
     r = subprocess.run(['tc', '-s', '-j', 'qdisc', 'show'],
                        capture_output=True, text=True, timeout=10)
@@ -71,13 +102,14 @@ def snapshot(fab):
         q.update(parse_qdiscs(h.cmd('tc -s -j qdisc show')))
     names = set(interfaces(fab.g))
     return {'queue': ours(q, names),
-            'ovs': ours(parse_ovs_interfaces(_ovs()), names)}
+            'ovs': ours(parse_ovs_interfaces(_ovs()), names),
+            'socket': ours(parse_packet_sockets(_packet_sockets()), names)}
 
 
 def delta(before, after):
     """The counters that grew between two snapshots, per kind."""
     out = {}
-    for kind in ('queue', 'ovs'):
+    for kind in ('queue', 'ovs', 'socket'):
         b, a = before.get(kind, {}), after.get(kind, {})
         out[kind] = {k: v - b.get(k, 0) for k, v in sorted(a.items())
                      if v - b.get(k, 0) > 0}

@@ -185,6 +185,7 @@ class Coordinator:
                 'queue_drops': sum(lost['queue'].values()),
                 'queue_drops_by_interface': lost['queue'],
                 'ovs_drops_by_port': lost['ovs'],
+                'socket_drops_by_port': lost['socket'],
                 'paused_s': round(sum(self.paused_by_conn.values()), 3),
                 'paused_s_by_connection': {
                     k: v for k, v in sorted(self.paused_by_conn.items())

@@ -93,7 +93,8 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
     assert caps and max(caps) <= 10e9 and any(r > 0 for r in caps)
     assert -1 in caps
     # run.json says where packets were dropped: per interface of this
-    # fabric (read from tc over the run), and per OVS port
+    # fabric (read from tc over the run), per OVS port, and per OVS
+    # packet socket
     for p in POLICIES:
         with open(tmp_path / ('emu-' + p) / 'run.json') as f:
             info = json.load(f)['backend_info']
@@ -102,5 +103,6 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
         assert all(n > 0 and i in names for i, n in
                    by_intf.items()), by_intf
         assert isinstance(info['ovs_drops_by_port'], dict)
+        assert all(i in names for i in info['socket_drops_by_port'])
     g = topo.parse_spec('dumbbell,3')
     assert not set(topo.switches(g)) & set(ovs.bridges())

@@ -33,11 +33,30 @@ def test_ovs_port_statistics():
     assert drops.parse_ovs_interfaces('') == {}
 
 
+def test_packet_socket_drops_of_ovs_ports():
+    """``ss -0 -m -p``: the skmem drop count of ovs-vswitchd's packet
+    sockets, per interface they are bound to (another process's socket,
+    or one bound to no interface, does not count)."""
+    own = 'users:(("ovs-vswitchd",pid=7,fd=%d))'
+    text = '\n'.join([
+        'Netid Recv-Q Send-Q Local Address:Port Peer Address:PortProcess',
+        'p_raw 0 0 [0]:* * %s skmem:(r0,rb212992,t0,tb6,f0,w0,o0,bl0,d9)'
+        % (own % 200),
+        'p_raw 0 0 *:sl-eth1 * %s skmem:(r0,rb212992,t0,tb2,f0,w0,o176,'
+        'bl0,d7) ' % (own % 40),
+        'p_raw 0 0 *:sl-eth2 * %s skmem:(r0,rb2,t0,tb2,f0,w0,o1,bl0,d0)'
+        % (own % 41),
+        'p_raw 0 0 *:eth0 * users:(("dhclient",pid=9,fd=3)) '
+        'skmem:(r0,rb2,t0,tb2,f0,w0,o0,bl0,d3)'])
+    assert drops.parse_packet_sockets(text) == {'sl-eth1': 7, 'sl-eth2': 0}
+    assert drops.parse_packet_sockets('') == {}
+
+
 def test_delta_keeps_what_grew():
     before = {'queue': {'a': 5, 'b': 1}, 'ovs': {'p': 2}}
     after = {'queue': {'a': 5, 'b': 4, 'c': 2}, 'ovs': {'p': 2}}
     assert drops.delta(before, after) == {'queue': {'b': 3, 'c': 2},
-                                          'ovs': {}}
+                                          'ovs': {}, 'socket': {}}
 
 
 def test_route_options_from_the_measuring_knobs(monkeypatch):
@@ -76,4 +95,6 @@ def test_an_attached_fabric_counts_its_switch_ports(monkeypatch):
         {'dev': sw, 'root': True, 'drops': 4},
         {'dev': 'eth0', 'root': True, 'drops': 1}]))
     monkeypatch.setattr(drops, '_ovs', lambda: '')
-    assert drops.snapshot(Attached()) == {'queue': {sw: 4}, 'ovs': {}}
+    monkeypatch.setattr(drops, '_packet_sockets', lambda: '')
+    assert drops.snapshot(Attached()) == {'queue': {sw: 4}, 'ovs': {},
+                                          'socket': {}}
