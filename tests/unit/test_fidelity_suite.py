@@ -204,13 +204,55 @@ def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):
             'tcp_retransmits_by_connection': {'hl0#1': 4, 'hl1#2': 9},
             'tcp_timeouts_by_host': {'hl0': 1, 'hl1': None, 'hr0': 2},
             'tcp_rto_recovery_s_by_connection': {'hl0#1': 0.25,
-                                                 'hr0#3': 0.5}}}, f)
+                                                 'hr0#3': 0.5},
+            'queue_drops_by_interface': {'s1-eth1': 2, 's1-eth2': 0},
+            'ovs_drops_by_port': {'s1-eth1': 0},
+            'socket_drops_by_port': {'s1-eth2': 3}}}, f)
     d = b.diagnostics(str(tmp_path))
     assert d == {'retransmits': 13, 'worst_connection': ['hl1#2', 9],
-                 'timeouts': 3, 'rto_s': 0.75, 'paused_s': None}
+                 'timeouts': 3, 'rto_s': 0.75, 'paused_s': None,
+                 'drops': 5, 'drops_at': {'queue': 2, 'socket': 3}}
     with open(tmp_path / 'run.json', 'w') as f:
         json.dump({'backend_info': {'tcp_retransmits': 5,
                                     'paused_s': 0.4}}, f)
     d = b.diagnostics(str(tmp_path))
     assert d == {'retransmits': 5, 'worst_connection': None,
-                 'timeouts': None, 'rto_s': None, 'paused_s': 0.4}
+                 'timeouts': None, 'rto_s': None, 'paused_s': 0.4,
+                 'drops': None, 'drops_at': {}}
+
+
+def sensitivity():
+    spec = importlib.util.spec_from_file_location(
+        'sensitivity_bench', os.path.join(ROOT, 'benchmarks',
+                                          'sensitivity_bench.py'))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def test_jitter_delays_each_job_within_the_bound_and_repeats_by_seed():
+    m = sensitivity()
+    d = {'jobs': [{'id': 'a'}, {'id': 'b', 'arrival_s': 0.3}]}
+    one = m.jittered(d, 0.001, 0)
+    assert d == {'jobs': [{'id': 'a'}, {'id': 'b', 'arrival_s': 0.3}]}
+    delays = [one['jobs'][0]['arrival_s'],
+              one['jobs'][1]['arrival_s'] - 0.3]
+    assert all(0 <= x <= 0.001 for x in delays) and delays[0] != delays[1]
+    assert m.jittered(d, 0.001, 0) == one
+    assert m.jittered(d, 0.001, 1) != one
+
+
+def test_sensitivity_bench_measures_the_simulator_against_itself(tmp_path):
+    """On d2-ring, fair sharing moves little under 1 ms of arrival
+    jitter; every figure is there, one line per rep in runs.jsonl."""
+    import json
+    sensitivity().main(['--reps', '2', '--only', 'd2-ring', '--policies',
+                        'fair,sebf', '--out', str(tmp_path)])
+    with open(tmp_path / 'table.json') as f:
+        t = json.load(f)['table']['d2-ring']
+    for p in ('fair', 'sebf'):
+        for kind in ('job jct_s', 'coflow cct_s'):
+            assert t[p][kind]['n'] == 2 and t[p][kind]['min'] >= 0
+    assert t['fair']['coflow cct_s']['max'] < 0.05
+    with open(tmp_path / 'runs.jsonl') as f:
+        assert len(f.read().splitlines()) == 4

@@ -1,0 +1,151 @@
+"""Sensitivity benchmark (issue 10; simulator only, no root needed): how
+far the simulator moves from itself when every job of a fidelity-suite
+experiment arrives up to ``--jitter-ms`` later than its file says.
+
+The emulator's timing differs from the simulator's by a few ms
+everywhere: a new coflow waits 3-7 ms for its class, rules reach the
+switches a few ms after a decision, agents start their sends a fraction
+of a ms apart. Where a policy's schedule turns on such differences (two
+coflows whose remaining bytes are nearly equal swap places, and the
+swap moves other coflows' classes), no emulator can agree with the
+fluid model more closely than the fluid model agrees with itself under
+the same noise. This measures that floor: per experiment and policy,
+the simulator ``--reps`` times with each job's arrival delayed by a
+uniform draw in [0, jitter] (seeded: rep r uses seed r), and the same
+errors the fidelity bench prints (mean per-job |JCT error|, mean
+per-coflow |CCT error|) against the simulator's run of the file as it
+is, mean (min-max) over the reps. Experiments without jobs (a coflow
+trace) are skipped: their arrivals are the trace's.
+
+    .venv/bin/python benchmarks/sensitivity_bench.py [--reps 5]
+        [--jitter-ms 1] [--only ft-mixed,d3-ring] [--policies fair,sebf]
+        [--out DIR]
+
+Each run's errors are appended to DIR/runs.jsonl as it ends (default
+DIR: results/bench-sensitivity/<time>); the table is printed and saved
+to DIR/table.json.
+"""
+import argparse
+import copy
+import json
+import os
+import random
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from netsched import crosscheck, experiment  # noqa: E402
+from netsched import policies as pol  # noqa: E402
+from netsched.errors import ConfigError  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fidelity_bench as fb  # noqa: E402
+
+KINDS = ('job jct_s', 'coflow cct_s')
+
+
+def cell(sp):
+    """'mean% (min-max)' of a spread, '-' without one."""
+    if sp is None:
+        return '-'
+    return '%.1f%% (%.1f-%.1f)' % (100 * sp['mean'], 100 * sp['min'],
+                                   100 * sp['max'])
+
+
+def mean_pct(sp):
+    return '-' if sp is None else '%.0f' % (100 * sp['mean'])
+
+
+def jittered(d, jitter_s, seed):
+    """A copy of an experiment dict with every job's arrival_s delayed by
+    a uniform draw in [0, jitter_s] (jobs in file order, one draw each)."""
+    rng = random.Random(seed)
+    d = copy.deepcopy(d)
+    for job in d.get('jobs') or ():
+        job['arrival_s'] = float(job.get('arrival_s', 0.0)) + \
+            rng.uniform(0.0, jitter_s)
+    return d
+
+
+def run_sim(d, path, policy, out, say):
+    exp = experiment.from_dict(d, path, backend='sim', policy=policy,
+                               sim_packets='none')
+    return crosscheck.run_one(exp, out, say=say)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--reps', type=int, default=5)
+    ap.add_argument('--jitter-ms', type=float, default=1.0)
+    ap.add_argument('--only', help='comma-separated suite experiments')
+    ap.add_argument('--policies', default=','.join(fb.POLICIES))
+    ap.add_argument('--out')
+    a = ap.parse_args(argv)
+    if a.reps < 1:
+        sys.exit('sensitivity_bench: --reps must be at least 1')
+    if a.jitter_ms <= 0:
+        sys.exit('sensitivity_bench: --jitter-ms must be positive')
+    policies = a.policies.split(',')
+    for p in policies:
+        try:
+            name, params = pol.parse_spec(p, where='--policies')
+            pol.make(name, params, where='--policies: %s' % p)
+        except ConfigError as e:
+            sys.exit('sensitivity_bench: %s' % e)
+    paths = fb.suite(a.only.split(',') if a.only else None)
+    out = a.out or os.path.join(ROOT, 'results', 'bench-sensitivity',
+                                time.strftime('%Y%m%d-%H%M%S'))
+    os.makedirs(out, exist_ok=True)
+    t0 = time.monotonic()
+
+    def say(msg):
+        print('[%7.1fs] %s' % (time.monotonic() - t0, msg), flush=True)
+
+    quiet = lambda *_: None                               # noqa: E731
+    table = {}
+    with open(os.path.join(out, 'runs.jsonl'), 'a') as log:
+        for name, path in paths.items():
+            d = experiment._load_yaml(path)
+            if not d.get('jobs'):
+                say('%s: no jobs (a trace): skipped' % name)
+                continue
+            for p in policies:
+                base = run_sim(d, path, p,
+                               os.path.join(out, name, 'sim-%s' % p), quiet)
+                errs = []
+                for r in range(a.reps):
+                    s = run_sim(jittered(d, a.jitter_ms / 1e3, r), path, p,
+                                os.path.join(out, name, 'jit-%s-%d' % (p, r)),
+                                quiet)
+                    e = crosscheck.errors(base, s)
+                    errs.append(e)
+                    log.write(json.dumps({'experiment': name, 'policy': p,
+                                          'rep': r, 'jitter_ms': a.jitter_ms,
+                                          'errors': e}) + '\n')
+                    log.flush()
+                table.setdefault(name, {})[p] = {
+                    k: fb.spread([e[k] for e in errs]) for k in KINDS}
+                c = table[name][p]
+                say('%-12s %-10s jobs %s, coflows %s' % (
+                    name, p, cell(c['job jct_s']),
+                    cell(c['coflow cct_s'])))
+    with open(os.path.join(out, 'table.json'), 'w') as f:
+        json.dump({'reps': a.reps, 'jitter_ms': a.jitter_ms,
+                   'table': table}, f, indent=1)
+    print('\nthe simulator against itself, each job arriving up to %g ms '
+          'later (%d reps): mean |error| %% (min-max)' % (a.jitter_ms,
+                                                          a.reps))
+    print('%-12s %s' % ('experiment', ' '.join('%-22s' % p
+                                                for p in policies)))
+    for name, row in table.items():
+        print('%-12s %s' % (name, ' '.join(
+            '%-22s' % ('%s / %s' % (mean_pct(row[p]['job jct_s']),
+                                    mean_pct(row[p]['coflow cct_s'])))
+            for p in policies)))
+    print('results: %s' % out)
+
+
+if __name__ == '__main__':
+    main()
