@@ -2,6 +2,7 @@
 the right moments and react to flows finishing; the plan driver also
 tells the policy what it knows of the jobs (``view``)."""
 import dataclasses
+import random
 
 import numpy as np
 
@@ -88,8 +89,14 @@ class PlanDriver:
     compute phases are timers, sends are flows queued per connection,
     marks and barriers are logged."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, send_jitter_s=0.0, seed=0):
         self.plan = plan
+        # a measuring knob (benchmarks/sensitivity_bench.py): each send
+        # starts a uniform draw in [0, send_jitter_s] after its
+        # connection takes it, the connection busy meanwhile, as an
+        # emulator's agent reacts a little after what it waited for
+        self.send_jitter_s = float(send_jitter_s)
+        self.rng = random.Random(seed)
         tasks = plan.tasks
         self.pending = [len(t.deps) for t in tasks]
         self.dependents = [[] for _ in tasks]
@@ -250,8 +257,15 @@ class PlanDriver:
         if t.prophet is not None:
             self.sent_at[t.id] = self.eng.now
         self.conn_busy[conn] = True
+        if self.send_jitter_s > 0:
+            self.eng.at(self.eng.now + self.rng.uniform(
+                0.0, self.send_jitter_s), self._start_send, t)
+        else:
+            self._start_send(t)
+
+    def _start_send(self, t):
         del self.unstarted[t.coflow][t.id]
-        c = self.plan.conns[conn]
+        c = self.plan.conns[t.conn]
         self.eng.add_flows([t.host], [t.dst], [t.bytes],
                            self.eng.coflow(t.coflow, self.eng.now, t.job),
                            tags=[t], sport=[c.sport], dport=[c.dport])

@@ -8,6 +8,7 @@ import time
 from .drivers import PlanDriver, Together, TraceDriver
 from .. import fluid, policies
 from .. import topology as topo
+from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph, trace
 from .engine import Engine
@@ -28,7 +29,30 @@ class Progress:
                      % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
 
 
+SEND_JITTER_ENV = 'NETSCHED_SIM_SEND_JITTER_MS'
+
+
+def send_jitter():
+    """The simulator's send jitter, a measuring knob: (s, seed), (0, 0)
+    without. ``NETSCHED_SIM_SEND_JITTER_MS=MS[,SEED]`` in the environment
+    (sim.drivers.PlanDriver; benchmarks/sensitivity_bench.py sets it)."""
+    v = os.environ.get(SEND_JITTER_ENV, '').strip()
+    if not v:
+        return 0.0, 0
+    parts = v.split(',')
+    try:
+        ms = float(parts[0])
+        seed = int(parts[1]) if len(parts) == 2 else 0
+    except ValueError:
+        ms = -1.0
+    if len(parts) > 2 or not ms >= 0:
+        raise ConfigError('%s: want MS[,SEED] with MS >= 0, got %r'
+                          % (SEND_JITTER_ENV, v))
+    return ms / 1e3, seed
+
+
 def run(exp, log_path, say):
+    jitter, jitter_seed = send_jitter()
     g = exp.graph()
     net = fluid.Network(g, big_switch=exp.big_switch)
     net.set_packets(exp.packet_bytes)
@@ -46,7 +70,7 @@ def run(exp, log_path, say):
     plan = plan_driver = None
     if exp.jobs or exp.tuning:
         plan = taskgraph.build(exp, with_trace=False)
-        plan_driver = PlanDriver(plan)
+        plan_driver = PlanDriver(plan, jitter, jitter_seed)
         parts.append(plan_driver)
         say('%d jobs, %d tasks, %d connections'
             % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
@@ -57,7 +81,9 @@ def run(exp, log_path, say):
                                                     plan_driver))
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='sim', policy=exp.policy,
-                  seed=exp.seed, sim_packets=exp.sim_packets)
+                  seed=exp.seed, sim_packets=exp.sim_packets,
+                  **({'send_jitter_s': jitter, 'send_jitter_seed': jitter_seed}
+                     if jitter else {}))
         for j, p in sorted(getattr(plan, 'placements', {}).items()):
             log.write(0.0, 'placement', job=j, **p)
         eng = Engine(net, policy, log, queues=exp.queues,
