@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
-	bench-circuits clean
+	bench-circuits bench-sensitivity clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -24,7 +24,7 @@ unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
-	bench-decide bench-policies bench-circuits
+	bench-sensitivity bench-decide bench-policies bench-circuits
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -40,6 +40,9 @@ bench-controller: setup
 
 bench-fidelity: setup
 	$(PY) benchmarks/fidelity_bench.py
+
+bench-sensitivity: setup
+	$(PY) benchmarks/sensitivity_bench.py
 
 bench-decide: setup
 	$(PY) benchmarks/decide_bench.py

@@ -17,6 +17,8 @@ between the backends:
   - per run, the emulator's TCP retransmissions, retransmission timeouts
     and the time senders were held (run.json; absent fields are '-'),
     which say whether a result was shaped by loss;
+  - per experiment and policy, the emulator against itself: the same
+    errors between its reps (every ordered pair), its own spread;
   - per experiment, the simulator's own ranking ('=' within the tie) and
     how many pairs of policies it puts apart: the pairs on which the
     ranking check can fail (with `--backend sim` this checks the suite).
@@ -178,6 +180,41 @@ def matrix(records, sims, policies, model='none'):
     return out
 
 
+def self_errors(runs):
+    """A backend against itself (the emulator here; the sensitivity bench
+    uses it for the simulator under noise): per experiment and policy,
+    the errors (jobs, coflows) between every ordered pair of its reps
+    (crosscheck.errors, one rep's summary against another's), as
+    spreads; runs: {(experiment, policy): {rep: summary}}. Where the
+    emulator's is as large as its error against the simulator, its own
+    spread is the gap, not a difference of the models."""
+    out = {}
+    for (name, p), reps in sorted(runs.items()):
+        pairs = [crosscheck.errors(reps[i], reps[j])
+                 for i in sorted(reps) for j in sorted(reps) if i != j]
+        out.setdefault(name, {})[p] = {
+            k: spread([e[k] for e in pairs]) for k in ('job jct_s',
+                                                       'coflow cct_s')}
+    return out
+
+
+def self_table(selfs, policies):
+    lines = ['%-12s %s' % ('experiment', ' '.join('%-11s' % p
+                                                  for p in policies))]
+    for name, row in selfs.items():
+        cells = []
+        for p in policies:
+            c = row.get(p) or {}
+            j, k = c.get('job jct_s'), c.get('coflow cct_s')
+            cells.append('%-11s' % ('-' if not (j or k) else '%s / %s' % (
+                '-' if not j else '%.0f' % (100 * j['mean']),
+                '-' if not k else '%.0f' % (100 * k['mean']))))
+        lines.append('%-12s %s' % (name, ' '.join(cells)))
+    lines.append('cells: mean per-job / per-coflow |error| %, one rep '
+                 'against another, over every ordered pair of reps')
+    return '\n'.join(lines)
+
+
 def notes(cell):
     """Failed runs and runs that left items unfinished, after a row."""
     out = ''
@@ -326,6 +363,7 @@ def main(argv=None):
     sims = {m: {} for m in models}        # model -> experiment -> totals
     summaries = {}                        # (experiment, policy) -> {model:}
     records = []
+    emu_runs = {}                         # (experiment, policy) -> {rep:}
     for n in exps:
         for m in models:
             sims[m][n] = {}
@@ -353,6 +391,7 @@ def main(argv=None):
                         s = json.load(f)
                     rec = emu_record(n, p, rep, summaries[n, p], s, out)
                     records.append(rec)
+                    emu_runs.setdefault((n, p), {})[rep] = s
                     log.write(json.dumps(rec) + '\n')
         say('%d emulator runs taken from %s' % (len(records), a.reuse))
     elif a.backend == 'both':
@@ -366,6 +405,7 @@ def main(argv=None):
                         s = crosscheck.run_one(loaded[n, 'emu', p], out,
                                                quiet)
                         rec = emu_record(n, p, rep, summaries[n, p], s, out)
+                        emu_runs.setdefault((n, p), {})[rep] = s
                     except Exception as e:    # the run tore itself down;
                         rec = {'experiment': n, 'backend': 'emu',   # go on
                                'policy': p, 'rep': rep, 'total': None,
@@ -378,12 +418,18 @@ def main(argv=None):
                     say(progress(done, runs, rec, {
                         m: sims[m][n][p].get(METRIC) for m in models}))
     ms = {m: matrix(records, sims[m], policies, m) for m in models}
+    selfs = self_errors(emu_runs)
     with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:
         json.dump({'reps': a.reps, 'policies': policies, 'targets': TARGET,
-                   'tie': TIE, 'matrix': ms, 'sim': sims}, f, indent=1)
+                   'tie': TIE, 'matrix': ms, 'sim': sims,
+                   'emulator_self': selfs}, f, indent=1)
     for m in models:
         print('\n== against the simulator with sim_packets: %s ==' % m)
         print(table(ms[m], policies))
+    if any(c['job jct_s'] or c['coflow cct_s']
+           for row in selfs.values() for c in row.values()):
+        print('\n== the emulator against itself ==')
+        print(self_table(selfs, policies))
     print('results: %s' % out_dir)
     return 0
 

@@ -1,31 +1,39 @@
 """Sensitivity benchmark (issue 10; simulator only, no root needed): how
-far the simulator moves from itself when every job of a fidelity-suite
-experiment arrives up to ``--jitter-ms`` later than its file says.
+far the simulator moves when its timing is disturbed by about as much as
+the emulator's is.
 
-The emulator's timing differs from the simulator's by a few ms
-everywhere: a new coflow waits 3-7 ms for its class, rules reach the
-switches a few ms after a decision, agents start their sends a fraction
-of a ms apart. Where a policy's schedule turns on such differences (two
-coflows whose remaining bytes are nearly equal swap places, and the
-swap moves other coflows' classes), no emulator can agree with the
-fluid model more closely than the fluid model agrees with itself under
-the same noise. This measures that floor: per experiment and policy,
-the simulator ``--reps`` times with each job's arrival delayed by a
-uniform draw in [0, jitter] (seeded: rep r uses seed r), and the same
-errors the fidelity bench prints (mean per-job |JCT error|, mean
-per-coflow |CCT error|) against the simulator's run of the file as it
-is, mean (min-max) over the reps. Experiments without jobs (a coflow
-trace) are skipped: their arrivals are the trace's.
+The emulator's timing differs from the simulator's by a fraction of a
+ms to a few ms everywhere: an agent starts a transfer 0.1-0.4 ms
+(median; p90 0.5-1 ms) after what it waited for arrived, a new coflow
+waits 3-7 ms for its class, rules reach the switches a few ms after a
+decision. Per experiment and policy this runs the simulator ``--reps``
+times with each job's arrival delayed by a uniform draw in [0,
+``--jitter-ms``] and each send started a uniform draw in [0,
+``--send-jitter-ms``] after its connection takes it (the simulator's
+measuring knob NETSCHED_SIM_SEND_JITTER_MS; rep r draws with seed r),
+and prints the fidelity bench's errors (mean per-job |JCT error|, mean
+per-coflow |CCT error|) twice:
+
+  - against the simulator's run of the file as it is: the bias such
+    delays put into the fluid model's results, and their spread;
+  - one rep against another (every ordered pair): the spread alone, the
+    figure to set beside the fidelity bench's "emulator against
+    itself". Where the simulator's reps agree closely and the
+    emulator's do not, the emulator's spread does not come from such
+    timing noise but from something the fluid model lacks.
+
+Experiments without jobs (a coflow trace) are skipped.
 
     .venv/bin/python benchmarks/sensitivity_bench.py [--reps 5]
-        [--jitter-ms 1] [--only ft-mixed,d3-ring] [--policies fair,sebf]
-        [--out DIR]
+        [--jitter-ms 1] [--send-jitter-ms 1] [--only ft-mixed,d3-ring]
+        [--policies fair,sebf] [--out DIR]
 
 Each run's errors are appended to DIR/runs.jsonl as it ends (default
-DIR: results/bench-sensitivity/<time>); the table is printed and saved
+DIR: results/bench-sensitivity/<time>); the tables are printed and saved
 to DIR/table.json.
 """
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -39,6 +47,7 @@ sys.path.insert(0, ROOT)
 from netsched import crosscheck, experiment  # noqa: E402
 from netsched import policies as pol  # noqa: E402
 from netsched.errors import ConfigError  # noqa: E402
+from netsched.sim import runner  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity_bench as fb  # noqa: E402
@@ -69,6 +78,21 @@ def jittered(d, jitter_s, seed):
     return d
 
 
+@contextlib.contextmanager
+def send_jitter(ms, seed):
+    """The simulator's send jitter (sim.runner.SEND_JITTER_ENV) set for
+    the runs inside, seeded; nothing set for 0."""
+    old = os.environ.pop(runner.SEND_JITTER_ENV, None)
+    if ms > 0:
+        os.environ[runner.SEND_JITTER_ENV] = '%r,%d' % (ms, seed)
+    try:
+        yield
+    finally:
+        os.environ.pop(runner.SEND_JITTER_ENV, None)
+        if old is not None:
+            os.environ[runner.SEND_JITTER_ENV] = old
+
+
 def run_sim(d, path, policy, out, say):
     exp = experiment.from_dict(d, path, backend='sim', policy=policy,
                                sim_packets='none')
@@ -78,15 +102,21 @@ def run_sim(d, path, policy, out, say):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--reps', type=int, default=5)
-    ap.add_argument('--jitter-ms', type=float, default=1.0)
+    ap.add_argument('--jitter-ms', type=float, default=1.0,
+                    help="each job's arrival delayed by up to this")
+    ap.add_argument('--send-jitter-ms', type=float, default=1.0,
+                    help='each send started up to this after its '
+                    'connection takes it (NETSCHED_SIM_SEND_JITTER_MS)')
     ap.add_argument('--only', help='comma-separated suite experiments')
     ap.add_argument('--policies', default=','.join(fb.POLICIES))
     ap.add_argument('--out')
     a = ap.parse_args(argv)
     if a.reps < 1:
         sys.exit('sensitivity_bench: --reps must be at least 1')
-    if a.jitter_ms <= 0:
-        sys.exit('sensitivity_bench: --jitter-ms must be positive')
+    if a.jitter_ms < 0 or a.send_jitter_ms < 0 or \
+            not a.jitter_ms + a.send_jitter_ms > 0:
+        sys.exit('sensitivity_bench: --jitter-ms and --send-jitter-ms '
+                 'take ms >= 0, one of them positive')
     policies = a.policies.split(',')
     for p in policies:
         try:
@@ -104,7 +134,7 @@ def main(argv=None):
         print('[%7.1fs] %s' % (time.monotonic() - t0, msg), flush=True)
 
     quiet = lambda *_: None                               # noqa: E731
-    table = {}
+    table, pairs = {}, {}
     with open(os.path.join(out, 'runs.jsonl'), 'a') as log:
         for name, path in paths.items():
             d = experiment._load_yaml(path)
@@ -114,36 +144,49 @@ def main(argv=None):
             for p in policies:
                 base = run_sim(d, path, p,
                                os.path.join(out, name, 'sim-%s' % p), quiet)
-                errs = []
+                errs, runs = [], {}
                 for r in range(a.reps):
-                    s = run_sim(jittered(d, a.jitter_ms / 1e3, r), path, p,
-                                os.path.join(out, name, 'jit-%s-%d' % (p, r)),
-                                quiet)
+                    with send_jitter(a.send_jitter_ms, r):
+                        s = run_sim(jittered(d, a.jitter_ms / 1e3, r), path,
+                                    p, os.path.join(out, name, 'jit-%s-%d'
+                                                    % (p, r)), quiet)
                     e = crosscheck.errors(base, s)
                     errs.append(e)
+                    runs[r] = s
                     log.write(json.dumps({'experiment': name, 'policy': p,
                                           'rep': r, 'jitter_ms': a.jitter_ms,
+                                          'send_jitter_ms': a.send_jitter_ms,
                                           'errors': e}) + '\n')
                     log.flush()
                 table.setdefault(name, {})[p] = {
                     k: fb.spread([e[k] for e in errs]) for k in KINDS}
-                c = table[name][p]
-                say('%-12s %-10s jobs %s, coflows %s' % (
-                    name, p, cell(c['job jct_s']),
-                    cell(c['coflow cct_s'])))
+                pairs.setdefault(name, {}).update(
+                    fb.self_errors({(name, p): runs})[name])
+                c, q = table[name][p], pairs[name][p]
+                say('%-12s %-10s against the file: jobs %s, coflows %s; '
+                    'between reps: jobs %s, coflows %s' % (
+                        name, p, cell(c['job jct_s']),
+                        cell(c['coflow cct_s']), cell(q['job jct_s']),
+                        cell(q['coflow cct_s'])))
     with open(os.path.join(out, 'table.json'), 'w') as f:
         json.dump({'reps': a.reps, 'jitter_ms': a.jitter_ms,
-                   'table': table}, f, indent=1)
-    print('\nthe simulator against itself, each job arriving up to %g ms '
-          'later (%d reps): mean |error| %% (min-max)' % (a.jitter_ms,
-                                                          a.reps))
-    print('%-12s %s' % ('experiment', ' '.join('%-22s' % p
+                   'send_jitter_ms': a.send_jitter_ms,
+                   'table': table, 'between_reps': pairs}, f, indent=1)
+    print('\nthe simulator, each job arriving up to %g ms later and each '
+          'send starting up to %g ms later than planned (%d reps), mean '
+          '|error| %%' % (a.jitter_ms, a.send_jitter_ms, a.reps))
+    print('\n== against the file as it is (the noise\'s bias and spread) ==')
+    print('%-12s %s' % ('experiment', ' '.join('%-11s' % p
                                                 for p in policies)))
     for name, row in table.items():
         print('%-12s %s' % (name, ' '.join(
-            '%-22s' % ('%s / %s' % (mean_pct(row[p]['job jct_s']),
+            '%-11s' % ('%s / %s' % (mean_pct(row[p]['job jct_s']),
                                     mean_pct(row[p]['coflow cct_s'])))
             for p in policies)))
+    if a.reps > 1:
+        print('\n== one rep against another (the spread alone; the '
+              'fidelity bench prints the emulator\'s) ==')
+        print(fb.self_table(pairs, policies))
     print('results: %s' % out)
 
 

@@ -243,16 +243,44 @@ def test_jitter_delays_each_job_within_the_bound_and_repeats_by_seed():
 
 
 def test_sensitivity_bench_measures_the_simulator_against_itself(tmp_path):
-    """On d2-ring, fair sharing moves little under 1 ms of arrival
-    jitter; every figure is there, one line per rep in runs.jsonl."""
+    """On d2-ring, fair sharing moves little under 1 ms of arrival and
+    1 ms of send jitter, against the file and between reps; every
+    figure is there, one line per rep in runs.jsonl."""
     import json
     sensitivity().main(['--reps', '2', '--only', 'd2-ring', '--policies',
                         'fair,sebf', '--out', str(tmp_path)])
     with open(tmp_path / 'table.json') as f:
-        t = json.load(f)['table']['d2-ring']
-    for p in ('fair', 'sebf'):
-        for kind in ('job jct_s', 'coflow cct_s'):
-            assert t[p][kind]['n'] == 2 and t[p][kind]['min'] >= 0
-    assert t['fair']['coflow cct_s']['max'] < 0.05
+        got = json.load(f)
+    assert got['send_jitter_ms'] == 1.0 and got['jitter_ms'] == 1.0
+    for table in (got['table'], got['between_reps']):
+        for p in ('fair', 'sebf'):
+            for kind in ('job jct_s', 'coflow cct_s'):
+                c = table['d2-ring'][p][kind]
+                assert c['n'] == 2 and 0 < c['min'] <= c['max'], (p, kind)
+    assert got['table']['d2-ring']['fair']['coflow cct_s']['max'] < 0.08
+    assert got['between_reps']['d2-ring']['fair']['coflow cct_s']['max'] \
+        < 0.03
     with open(tmp_path / 'runs.jsonl') as f:
         assert len(f.read().splitlines()) == 4
+
+
+def summary(jobs, coflows):
+    return {'jobs': {j: {'jct_s': v} for j, v in jobs.items()},
+            'coflows': {c: {'cct_s': v} for c, v in coflows.items()}}
+
+
+def test_self_errors_compare_every_ordered_pair_of_reps():
+    b = bench()
+    runs = {('x', 'fair'): {0: summary({'a': 1.0}, {'c': 0.5}),
+                            1: summary({'a': 2.0}, {'c': 0.5})},
+            ('x', 'sebf'): {0: summary({'a': 1.0}, {'c': 1.0})}}
+    got = b.self_errors(runs)
+    # rep 1 against rep 0: +100%; rep 0 against rep 1: -50%
+    fair = got['x']['fair']
+    assert fair['job jct_s'] == {'mean': 0.75, 'min': 0.5, 'max': 1.0,
+                                 'n': 2}
+    assert fair['coflow cct_s']['max'] == 0.0
+    # one rep: no pair, no figure
+    assert got['x']['sebf'] == {'job jct_s': None, 'coflow cct_s': None}
+    text = b.self_table(got, ['fair', 'sebf'])
+    assert 'x            75 / 0' in text and '-' in text.splitlines()[1]
