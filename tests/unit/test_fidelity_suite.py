@@ -15,13 +15,17 @@ SUITE = sorted(glob.glob(os.path.join(ROOT, 'experiments', 'fidelity',
                                       '*.yaml')))
 
 
-def bench():
+def load_bench(name):
+    """benchmarks/<name>.py as a module."""
     spec = importlib.util.spec_from_file_location(
-        'fidelity_bench', os.path.join(ROOT, 'benchmarks',
-                                       'fidelity_bench.py'))
+        name, os.path.join(ROOT, 'benchmarks', name + '.py'))
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
+
+
+def bench():
+    return load_bench('fidelity_bench')
 
 
 def test_the_suite_has_at_least_six_experiments():
@@ -222,12 +226,7 @@ def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):
 
 
 def sensitivity():
-    spec = importlib.util.spec_from_file_location(
-        'sensitivity_bench', os.path.join(ROOT, 'benchmarks',
-                                          'sensitivity_bench.py'))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return load_bench('sensitivity_bench')
 
 
 def test_jitter_delays_each_job_within_the_bound_and_repeats_by_seed():
