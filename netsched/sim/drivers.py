@@ -93,8 +93,9 @@ class PlanDriver:
         self.plan = plan
         # a measuring knob (benchmarks/sensitivity_bench.py): each send
         # starts a uniform draw in [0, send_jitter_s] after its
-        # connection takes it, the connection busy meanwhile, as an
-        # emulator's agent reacts a little after what it waited for
+        # connection takes it, the connection busy meanwhile: timing
+        # noise of the emulator's order, not a model of its agents
+        # (they write a connection's queued sends back to back)
         self.send_jitter_s = float(send_jitter_s)
         self.rng = random.Random(seed)
         tasks = plan.tasks
