@@ -52,6 +52,7 @@ POLICIES = ('fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia')
 METRIC = 'avg_cct_s'
 TIE = 0.05
 TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
+KINDS = tuple(TARGET)            # per-job JCT, per-coflow CCT
 
 
 def suite(only=None):
@@ -192,13 +193,16 @@ def self_errors(runs):
     for (name, p), reps in sorted(runs.items()):
         pairs = [crosscheck.errors(reps[i], reps[j])
                  for i in sorted(reps) for j in sorted(reps) if i != j]
-        out.setdefault(name, {})[p] = {
-            k: spread([e[k] for e in pairs]) for k in ('job jct_s',
-                                                       'coflow cct_s')}
+        out.setdefault(name, {})[p] = {k: spread([e[k] for e in pairs])
+                                       for k in KINDS}
     return out
 
 
-def self_table(selfs, policies):
+def self_table(selfs, policies, what='one rep against another, over '
+               'every ordered pair of reps'):
+    """Per experiment, 'jobs / coflows' mean |error| % per policy, of
+    spreads {experiment: {policy: {kind: spread}}}; ``what`` they are
+    errors of, in the footer."""
     lines = ['%-12s %s' % ('experiment', ' '.join('%-11s' % p
                                                   for p in policies))]
     for name, row in selfs.items():
@@ -210,8 +214,7 @@ def self_table(selfs, policies):
                 '-' if not j else '%.0f' % (100 * j['mean']),
                 '-' if not k else '%.0f' % (100 * k['mean']))))
         lines.append('%-12s %s' % (name, ' '.join(cells)))
-    lines.append('cells: mean per-job / per-coflow |error| %, one rep '
-                 'against another, over every ordered pair of reps')
+    lines.append('cells: mean per-job / per-coflow |error| %%, %s' % what)
     return '\n'.join(lines)
 
 
@@ -226,13 +229,15 @@ def notes(cell):
     return out
 
 
-def table(m, policies):
-    def pct(s):
-        if not s:
-            return '-'
-        return '%.1f%% (%.1f-%.1f)' % (100 * s['mean'], 100 * s['min'],
-                                      100 * s['max'])
+def pct(s):
+    """'mean% (min-max)' of a spread, '-' without one."""
+    if not s:
+        return '-'
+    return '%.1f%% (%.1f-%.1f)' % (100 * s['mean'], 100 * s['min'],
+                                  100 * s['max'])
 
+
+def table(m, policies):
     def mean(s, fmt):
         return '-' if not s else fmt % s['mean']
     lines = ['%-12s %-10s %8s %8s %22s %22s %9s %6s %6s' % (

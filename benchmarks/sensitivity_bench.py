@@ -3,8 +3,9 @@ far the simulator moves when its timing is disturbed by about as much as
 the emulator's is.
 
 The emulator's timing differs from the simulator's by a fraction of a
-ms to a few ms everywhere: an agent starts a transfer 0.1-0.4 ms
-(median; p90 0.5-1 ms) after what it waited for arrived, a new coflow
+ms to a few ms everywhere: an agent starts a transfer 0.25-0.9 ms
+(median; p90 0.6-1.3 ms) after what it waited for arrived (README,
+"Fidelity"), a new coflow
 waits 3-7 ms for its class, rules reach the switches a few ms after a
 decision. Per experiment and policy this runs the simulator ``--reps``
 times with each job's arrival delayed by a uniform draw in [0,
@@ -51,21 +52,6 @@ from netsched.sim import runner  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity_bench as fb  # noqa: E402
-
-KINDS = ('job jct_s', 'coflow cct_s')
-
-
-def cell(sp):
-    """'mean% (min-max)' of a spread, '-' without one."""
-    if sp is None:
-        return '-'
-    return '%.1f%% (%.1f-%.1f)' % (100 * sp['mean'], 100 * sp['min'],
-                                   100 * sp['max'])
-
-
-def mean_pct(sp):
-    return '-' if sp is None else '%.0f' % (100 * sp['mean'])
-
 
 def jittered(d, jitter_s, seed):
     """A copy of an experiment dict with every job's arrival_s delayed by
@@ -159,15 +145,15 @@ def main(argv=None):
                                           'errors': e}) + '\n')
                     log.flush()
                 table.setdefault(name, {})[p] = {
-                    k: fb.spread([e[k] for e in errs]) for k in KINDS}
+                    k: fb.spread([e[k] for e in errs]) for k in fb.KINDS}
                 pairs.setdefault(name, {}).update(
                     fb.self_errors({(name, p): runs})[name])
                 c, q = table[name][p], pairs[name][p]
                 say('%-12s %-10s against the file: jobs %s, coflows %s; '
                     'between reps: jobs %s, coflows %s' % (
-                        name, p, cell(c['job jct_s']),
-                        cell(c['coflow cct_s']), cell(q['job jct_s']),
-                        cell(q['coflow cct_s'])))
+                        name, p, fb.pct(c['job jct_s']),
+                        fb.pct(c['coflow cct_s']), fb.pct(q['job jct_s']),
+                        fb.pct(q['coflow cct_s'])))
     with open(os.path.join(out, 'table.json'), 'w') as f:
         json.dump({'reps': a.reps, 'jitter_ms': a.jitter_ms,
                    'send_jitter_ms': a.send_jitter_ms,
@@ -176,13 +162,8 @@ def main(argv=None):
           'send starting up to %g ms later than planned (%d reps), mean '
           '|error| %%' % (a.jitter_ms, a.send_jitter_ms, a.reps))
     print('\n== against the file as it is (the noise\'s bias and spread) ==')
-    print('%-12s %s' % ('experiment', ' '.join('%-11s' % p
-                                                for p in policies)))
-    for name, row in table.items():
-        print('%-12s %s' % (name, ' '.join(
-            '%-11s' % ('%s / %s' % (mean_pct(row[p]['job jct_s']),
-                                    mean_pct(row[p]['coflow cct_s'])))
-            for p in policies)))
+    print(fb.self_table(table, policies, 'each rep against the run of the '
+                        'file as it is'))
     if a.reps > 1:
         print('\n== one rep against another (the spread alone; the '
               'fidelity bench prints the emulator\'s) ==')
