@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install whatever netsched needs that is missing, then exit. Safe to re-run.
 #
-#   1. Debian packages (Mininet, Open vSwitch, iperf3, ethtool, iproute2)
+#   1. Debian packages (Mininet, Open vSwitch, iperf3, ethtool, iproute2,
+#      and Chromium with its driver for the report's browser test)
 #   2. the virtual environment .venv (system site-packages, for Mininet)
 #      with the pinned Python dependencies and netsched itself
 #   3. the Open vSwitch daemons, userspace datapath (there is no kernel
@@ -16,7 +17,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV="$here/.venv"
 SYS_PY=/usr/bin/python3
-APT_PKGS=(mininet openvswitch-switch iperf3 ethtool iproute2 iputils-ping procps python3-venv)
+APT_PKGS=(mininet openvswitch-switch iperf3 ethtool iproute2 iputils-ping procps python3-venv
+          chromium chromium-driver)
 
 say() { printf 'bootstrap: %s\n' "$*"; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -60,7 +62,7 @@ step_venv() {
   local want
   want=$(venv_stamp)
   if [ -f "$VENV/.netsched-stamp" ] && [ "$(cat "$VENV/.netsched-stamp")" = "$want" ] \
-     && "$VENV/bin/python" -c 'import netsched, ryu, networkx, numpy' 2>/dev/null; then
+     && "$VENV/bin/python" -c 'import netsched, ryu, networkx, numpy, distributed, jinja2, tqdm, selenium' 2>/dev/null; then
     return 0
   fi
   say "building the virtual environment in $VENV"
