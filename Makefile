@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
-	bench-circuits bench-sensitivity clean
+	bench-circuits bench-sensitivity bench-sweep clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -24,7 +24,7 @@ unit: setup
 	$(PY) -m pytest -q -rs tests/unit
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
-	bench-sensitivity bench-decide bench-policies bench-circuits
+	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -52,6 +52,9 @@ bench-policies: setup
 
 bench-circuits: setup
 	$(PY) benchmarks/circuit_bench.py --reps 2
+
+bench-sweep: setup
+	$(PY) benchmarks/sweep_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

@@ -196,7 +196,69 @@ def _experiment(a):
     return experiment.load(a.experiment, backend=getattr(a, 'backend', None),
                            policy=getattr(a, 'policy', None),
                            trace=getattr(a, 'trace', None),
-                           circuits=getattr(a, 'circuits', None))
+                           circuits=getattr(a, 'circuits', None),
+                           seed=getattr(a, 'seed', None),
+                           sets=_single_sets(getattr(a, 'set', None)))
+
+
+def _single_sets(items):
+    """run/check's --set KEY=VALUE: one value each (a list of values is
+    a sweep)."""
+    from .pipeline import overrides
+    out = []
+    for text in items or ():
+        path, values = overrides.parse(text)
+        if len(values) != 1:
+            raise NetschedError('--set %s: one value here; several values '
+                                'are a sweep (netsched sweep)' % text)
+        out.append((path, values[0]))
+    return out
+
+
+def cmd_sweep(a):
+    """The cross product of policies, seeds, --set values and backends."""
+    from . import run
+    from .pipeline import overrides, progress, sweep
+    axes = []
+    for text in a.set or ():
+        path, values = overrides.parse(text)
+        axes.append((overrides.key_name(path), values))
+    seeds = sweep.parse_seeds(a.seeds)
+    backends = ['sim', 'emu'] if a.backend == 'both' else [a.backend]
+    if 'emu' in backends and os.geteuid() != 0:
+        raise NetschedError('sweep --backend %s: the emulator needs root'
+                            % a.backend)
+    if a.jobs is not None and a.jobs < 1:
+        raise NetschedError('-j must be at least 1, got %d' % a.jobs)
+    pols = [p for p in a.policies.split(',') if p]
+    specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
+    sweep.check_out(a.out, a.experiment)
+    baseline = a.baseline or ('fair' if 'fair' in pols else pols[0])
+    if a.cluster:
+        from .pipeline import cluster
+        executor = cluster.ClusterExecutor(a.cluster)
+    else:
+        executor = sweep.LocalExecutor(a.jobs)
+    definition = {'experiment': os.path.abspath(a.experiment),
+                  'policies': pols, 'seeds': seeds,
+                  'sets': [[k, [overrides.value_text(v) for v in vs]]
+                           for k, vs in axes],
+                  'backends': backends, 'baseline': baseline,
+                  'trace': a.trace and os.path.abspath(a.trace),
+                  'cluster': a.cluster, 'command': sys.argv,
+                  'commit': run.commit()}
+    table = sweep.run_sweep(specs, a.out, definition, executor, a.force,
+                            progress.SweepProgress())
+    rows = [table.rows[s.key] for s in specs if s.key in table.rows]
+    failed = [r for r in rows if r['status'] != 'ok']
+    if not a.no_report:
+        from .pipeline import report
+        path = report.write(a.out, baseline=baseline)
+        print('report: %s' % path)
+    print('runs: %s (%d ok, %d failed)' % (
+        os.path.join(a.out, 'runs.csv'), len(rows) - len(failed),
+        len(failed)))
+    return 1 if failed else 0
 
 
 def cmd_check(a):
@@ -336,6 +398,7 @@ def cmd_run(a):
     print('results: %s' % out)
     for p in summary['plots']:
         print('plot: %s' % p)
+    print('report: %s' % summary['report'])
     return 0
 
 
@@ -360,6 +423,18 @@ def cmd_compare(a):
                       100 * st['max_abs'], 100 * st['mean'],
                       '  (%d only in one run)' % st['missing']
                       if st['missing'] else ''))
+    if a.out:
+        from .pipeline import report
+        report.write_compare(a.out, a.a, a.b, sa, sb, rows)
+        print('report: %s' % report.write(a.out))
+    return 0
+
+
+def cmd_report(a):
+    """report.html for a run, sweep, crosscheck or compare folder."""
+    from .pipeline import report
+    print('report: %s' % report.write(a.folder, baseline=a.baseline,
+                                      fmt=a.format))
     return 0
 
 
@@ -377,6 +452,8 @@ def cmd_crosscheck(a):
     print()
     print(crosscheck.table(report))
     print('results: %s' % out)
+    from .pipeline import report as page
+    print('report: %s' % page.write(out))
     return 0 if report['agree'] else 1
 
 
@@ -474,6 +551,11 @@ def build_parser():
         p.add_argument('--circuits', help="a hybrid fabric's circuit "
                        "scheduler, overriding the file's: NAME or "
                        "NAME:key=value:... (e.g. matching:period_s=0.1)")
+        p.add_argument('--seed', type=int, help="override the file's seed")
+        p.add_argument('--set', action='append', metavar='KEY=VALUE',
+                       help='set any experiment key by its dotted path '
+                       '(link_gbps=40, jobs.0.workers=8, policy_params.'
+                       'classes=2; repeatable)')
         if name == 'run':
             p.add_argument('--out', help='output directory (default '
                            'results/<name>-<backend>-<policy>-<time>)')
@@ -488,6 +570,8 @@ def build_parser():
     p.add_argument('a', help='results directory (reference)')
     p.add_argument('b', help='results directory')
     p.add_argument('--all', action='store_true', help='print every row')
+    p.add_argument('--out', help='also write a compare folder here '
+                   '(compare.json and report.html)')
     p.set_defaults(fn=cmd_compare)
     p = sub.add_parser('crosscheck', help='run an experiment under several '
                        'policies on both backends and compare the rankings'
@@ -512,6 +596,52 @@ def build_parser():
     p.add_argument('--out', help='output directory (default '
                    'results/<experiment>-crosscheck-<time>)')
     p.set_defaults(fn=cmd_crosscheck)
+    p = sub.add_parser(
+        'sweep', help='run an experiment over policies x seeds x --set '
+        'values x backends; runs.csv and report.html in --out',
+        description='Run the cross product; each run is an ordinary run '
+        'folder under --out. Interrupted or re-run, it skips the runs '
+        'already done. Example: netsched sweep experiments/demo.yaml '
+        '--backend sim --policies fair,fifo,sebf --seeds 1-5 --set '
+        'link_gbps=10,40 --out results/demo-sweep')
+    p.add_argument('experiment', help='experiment YAML file')
+    p.add_argument('--policies', default='fair',
+                   help='comma-separated, each NAME or NAME:key=value:... '
+                   '(default %(default)s)')
+    p.add_argument('--seeds', default='1', help='N, N-M or a list of them '
+                   '(default %(default)s)')
+    p.add_argument('--set', action='append', metavar='KEY=V1,V2,...',
+                   help='an axis: an experiment key by its dotted path and '
+                   'its values (repeatable; the cross product runs)')
+    p.add_argument('--backend', choices=('sim', 'emu', 'both'),
+                   default='sim', help='(default %(default)s)')
+    p.add_argument('-j', '--jobs', type=int, help='simulations at once '
+                   '(default: the cores); emulations run one at a time')
+    p.add_argument('--cluster', metavar='tcp://HOST:PORT',
+                   help='run on a Dask distributed cluster instead')
+    p.add_argument('--trace', help="coflow trace file (overrides the "
+                   "file's trace.path)")
+    p.add_argument('--baseline', help="the policy the report's ratios are "
+                   'against (default: fair if swept, else the first)')
+    p.add_argument('--force', action='store_true',
+                   help='re-run the runs already done')
+    p.add_argument('--no-report', action='store_true',
+                   help='do not write report.html at the end')
+    p.add_argument('--out', required=True, help='the sweep folder')
+    p.set_defaults(fn=cmd_sweep)
+    p = sub.add_parser(
+        'report', help='write report.html for a run, sweep, crosscheck or '
+        'compare folder', description='A self-contained HTML page (figures '
+        'inline, nothing fetched). Example: netsched report '
+        'results/demo-sweep --baseline fifo --format pdf')
+    p.add_argument('folder', help='a run, sweep, crosscheck or compare '
+                   'folder')
+    p.add_argument('--baseline', help="a sweep's ratios are against this "
+                   "policy (default: the sweep's --baseline)")
+    p.add_argument('--format', choices=('png', 'svg', 'pdf'),
+                   help='also write each figure to FOLDER/figures/ in this '
+                   'format')
+    p.set_defaults(fn=cmd_report)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)

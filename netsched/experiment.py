@@ -410,10 +410,29 @@ def _circuits(c, g, where, override=None):
 
 
 def load(path, backend=None, policy=None, trace=None, circuits=None,
-         sim_packets=None):
-    """Read and check an experiment file; CLI overrides win."""
-    return from_dict(_load_yaml(path), path, backend, policy, trace,
-                     circuits, sim_packets)
+         sim_packets=None, seed=None, sets=()):
+    """Read and check an experiment file; CLI overrides win. ``sets``:
+    (key path, value) pairs (pipeline.overrides, ``--set``) applied to
+    the file's mapping first; ``seed`` overrides the file's seed."""
+    d = _load_yaml(path)
+    if not sets and seed is None:
+        return from_dict(d, path, backend, policy, trace, circuits,
+                         sim_packets)
+    from .pipeline import overrides
+    if seed is not None:
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ConfigError('--seed must be an integer >= 0, got %r'
+                              % (seed,))
+        sets = tuple(sets) + ((('seed',), seed),)
+    d = overrides.apply(d, sets, policy)
+    try:
+        return from_dict(d, path, backend, policy, trace, circuits,
+                         sim_packets)
+    except ConfigError as e:
+        shown = ' '.join('%s=%s' % (overrides.key_name(k),
+                                    overrides.value_text(v))
+                         for k, v in sets)
+        raise ConfigError('%s (with --set %s)' % (e, shown)) from None
 
 
 SIM_PACKETS = ('none', 'dc', 'emulated')

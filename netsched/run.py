@@ -3,18 +3,37 @@
 The output directory holds ``experiment.yaml`` (the file as read, with
 CLI overrides applied), ``run.json`` (seed, backend, versions, wall
 time, command), ``events.jsonl`` (written as the run goes), the CSVs,
-``summary.json`` and the plots.
+``summary.json``, the figures and ``report.html``.
 """
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 
 import yaml
 
-from . import __version__, metrics
+from . import ROOT, __version__, metrics
 from .errors import ConfigError
+
+
+def commit():
+    """The netsched checkout's commit (``-dirty`` with local changes to
+    tracked files), or the installed version where it is not a git
+    checkout."""
+    try:
+        sha = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD'],
+                             capture_output=True, text=True, timeout=5)
+        if sha.returncode != 0:
+            return __version__
+        dirty = subprocess.run(['git', '-C', ROOT, 'status', '--porcelain',
+                                '--untracked-files=no'],
+                               capture_output=True, text=True, timeout=5)
+        return sha.stdout.strip() + ('-dirty' if dirty.stdout.strip()
+                                     else '')
+    except (OSError, subprocess.SubprocessError):
+        return __version__
 
 
 def versions():
@@ -36,6 +55,7 @@ def default_out(exp):
 def meta(exp, wall_s=None):
     return {'experiment': exp.name, 'backend': exp.backend,
             'policy': exp.policy, 'policy_params': dict(exp.policy_params),
+            'circuit_scheduler': exp.circuits[0] if exp.circuits else None,
             'seed': exp.seed, 'scale': exp.scale,
             'topology': exp.topology, 'link_bps': exp.link_bps,
             'emulated_link_bps': exp.link_bps / exp.scale,
@@ -75,24 +95,45 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     say('%s: backend %s, policy %s, seed %d -> %s'
         % (exp.name, exp.backend, exp.policy_label or exp.policy, exp.seed,
            out_dir))
-    if exp.backend == 'sim':
-        from .sim import runner
-        info = runner.run(exp, log_path, say)
-    else:
-        from .emulator import runner
-        info = runner.run(exp, log_path, say, attach)
+    bar = _work_bar('%s %s' % (exp.backend, exp.policy_label or exp.policy),
+                    'flow' if exp.backend == 'sim' else 'transfer')
+    try:
+        if exp.backend == 'sim':
+            from .sim import runner
+            info = runner.run(exp, log_path, say, bar)
+        else:
+            from .emulator import runner
+            info = runner.run(exp, log_path, say, attach, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     wall = time.monotonic() - t0
     with open(os.path.join(out_dir, 'run.json'), 'w') as f:
         json.dump({'seed': exp.seed, 'backend': exp.backend,
                    'policy': exp.policy, 'wall_s': wall,
-                   'versions': versions(), 'command': sys.argv,
+                   'commit': commit(), 'versions': versions(),
+                   'command': sys.argv,
                    'backend_info': info}, f, indent=1)
     m = metrics.from_log(log_path)
     summary = metrics.summarize(m, meta(exp))
     metrics.write(out_dir, m, summary)
-    summary['plots'] = metrics.plot(out_dir, m, summary) if plots else []
+    summary['plots'] = []
+    if plots:                    # matplotlib only for runs that draw
+        from .pipeline import report
+        summary['report'] = report.write(out_dir, fmt='png', figdir='',
+                                         run=(m, summary),
+                                         files=summary['plots'])
     summary['wall_s'] = wall
     return out_dir, summary
+
+
+def _work_bar(desc, unit):
+    """A bar over a run's work on a terminal (None elsewhere: the
+    runners' periodic lines say the same in a log)."""
+    from .pipeline import progress
+    if not progress.is_terminal():
+        return None
+    return progress.RunBar(desc, unit)
 
 
 def table(summary):

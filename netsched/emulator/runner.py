@@ -35,7 +35,8 @@ class Coordinator:
     """One experiment's plan on the agents of ``pool`` (running on the
     fabric ``fab``), its event log, and its stage barriers."""
 
-    def __init__(self, exp, plan, fab, log, say):
+    def __init__(self, exp, plan, fab, log, say, bar=None):
+        self.bar = bar              # bar(done, total), where one is drawn
         self.exp, self.plan, self.fab, self.log, self.say = (
             exp, plan, fab, log, say)
         self.tasks = plan.tasks
@@ -147,7 +148,9 @@ class Coordinator:
             sampler.maybe_sample(self.log)
             self.decisions.copy(self.log, t0)
             self.pool.liveness()
-            if time.monotonic() - last_progress >= 2.0:
+            if self.bar is not None:
+                self.bar(self.recv_done + self.marks_done, total)
+            elif time.monotonic() - last_progress >= 2.0:
                 last_progress = time.monotonic()
                 self.say('emu t=%.1f s: %d/%d transfers and marks done'
                          % (last_progress - t0,
@@ -364,11 +367,12 @@ class DecisionLog:
                 'applied_ms_max': ms[-1] if ms else None}
 
 
-def run(exp, log_path, say, attach=None):
+def run(exp, log_path, say, attach=None, bar=None):
     """Run exp on a fabric brought up for it -- or, with ``attach`` (an
     AttachedFabric: a running controller's fabric, checked), on a fabric
     someone brought up, with agents started by hand (the commands are
-    said)."""
+    said). ``bar(done, total)``: the run's progress in transfers and
+    marks, where a bar shows it."""
     plan = taskgraph.build(exp)
     g = exp.graph()
     fastest = max(d['capacity_bps'] for _, _, d in g.edges(data=True))
@@ -397,7 +401,7 @@ def run(exp, log_path, say, attach=None):
         for j, p in sorted(plan.placements.items()):
             log.write(0.0, 'placement', job=j, **p)
         with fabric as fab:
-            c = Coordinator(exp, plan, fab, log, say)
+            c = Coordinator(exp, plan, fab, log, say, bar)
             if attach:
                 say('start one agent in each of these hosts (e.g. in the '
                     'Mininet CLI), within %.0f s:' % CONNECT_TIMEOUT_S)

@@ -15,15 +15,22 @@ from .engine import Engine
 
 
 class Progress:
-    """One line every ``every_s`` of wall time."""
+    """The run's progress: flows done of ``total`` to ``bar(done, total)``
+    (a progress bar, where there is one) every ``bar_s``, else one log
+    line every ``every_s`` of wall time."""
 
-    def __init__(self, log, every_s=2.0):
-        self.log, self.every_s = log, every_s
+    def __init__(self, log, total=0, bar=None, every_s=2.0, bar_s=0.2):
+        self.log, self.total, self.bar = log, total, bar
+        self.every_s, self.bar_s = every_s, bar_s
         self.t0 = self.last = time.monotonic()
 
     def __call__(self, eng):
         now = time.monotonic()
-        if now - self.last >= self.every_s:
+        if self.bar is not None:
+            if now - self.last >= self.bar_s:
+                self.last = now
+                self.bar(eng.flows.n - len(eng.a_id), self.total)
+        elif now - self.last >= self.every_s:
             self.last = now
             self.log('sim t=%.2f s: %d active flows, %d started, %d events'
                      % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
@@ -51,27 +58,31 @@ def send_jitter():
     return ms / 1e3, seed
 
 
-def run(exp, log_path, say):
+def run(exp, log_path, say, bar=None):
+    """Run exp on the simulator, the event log into ``log_path``.
+    ``bar(done, total)``: the run's progress in flows, where a bar shows
+    it."""
     jitter, jitter_seed = send_jitter()
     g = exp.graph()
     net = fluid.Network(g, big_switch=exp.big_switch)
     net.set_packets(exp.packet_bytes)
     policy = policies.make(exp.policy, exp.policy_params)
-    parts = []
+    parts, total = [], 0
     if exp.trace:
         ports, cofs = trace.load(exp.trace)
         parts.append(TraceDriver(
             cofs, trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
                                    '%s: trace' % (exp.path or exp.name)),
             exp.big_switch))
+        total += sum(len(c.mappers) * len(c.reducers) for c in cofs)
         say('trace %s: %d coflows, %d flows'
-            % (os.path.basename(exp.trace.path), len(cofs),
-               sum(len(c.mappers) * len(c.reducers) for c in cofs)))
+            % (os.path.basename(exp.trace.path), len(cofs), total))
     plan = plan_driver = None
     if exp.jobs or exp.tuning:
         plan = taskgraph.build(exp, with_trace=False)
         plan_driver = PlanDriver(plan, jitter, jitter_seed)
         parts.append(plan_driver)
+        total += sum(1 for t in plan.tasks if t.kind == 'send')
         say('%d jobs, %d tasks, %d connections'
             % (len(plan.jobs), len(plan.tasks), len(plan.conns)))
     driver = parts[0] if len(parts) == 1 else Together(*parts)
@@ -88,7 +99,7 @@ def run(exp, log_path, say):
             log.write(0.0, 'placement', job=j, **p)
         eng = Engine(net, policy, log, queues=exp.queues,
                      sample_s=exp.sample_s, rel_tol=exp.completion_tolerance,
-                     progress=Progress(say))
+                     progress=Progress(say, total, bar))
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)

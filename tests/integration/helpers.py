@@ -2,6 +2,7 @@ import os
 import subprocess
 
 from netsched import crosscheck, metrics
+from netsched.pipeline import report
 from netsched.emulator import ovs, runstate
 from netsched import topology as topo
 from netsched.emulator.mininet_adapter import switch_interfaces
@@ -33,6 +34,11 @@ def check(name, pols, metric, tmp_path):
     rep = crosscheck.crosscheck(path, pols, str(tmp_path), metric=metric,
                                 say=lambda m: None)
     why = crosscheck.table(rep)
+    # the crosscheck's report, on what the emulator really measured
+    with open(report.write(str(tmp_path))) as f:
+        page = f.read()
+    assert 'the backends' in page and page.count('<img src="data:') >= 2
+
     mine = [pq for pq in rep['disagreements'] if pols[0] in pq]
     assert not mine, why
     return rep, why

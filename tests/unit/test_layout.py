@@ -10,6 +10,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BACKENDS = ('netsched.emulator', 'netsched.sim')
 UI = ('netsched.cli', 'netsched.run', 'netsched.crosscheck')
+# the pipeline above both backends (sweeps, statistics, figures, reports):
+# it reaches the backends only through netsched.run and child processes
+PIPELINE = ('netsched.pipeline',)
+# the one pure part of it the experiment loader uses (--set)
+OVERRIDES = 'netsched.pipeline.overrides'
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
 
 
@@ -76,8 +81,13 @@ def forbidden(name):
         bad |= {'netsched.sim'} | set(UI)
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+    elif under(name, PIPELINE):
+        bad |= {'mininet', 'netsched.control'} | set(BACKENDS)
     elif name not in UI and name not in ('netsched', 'netsched.__main__'):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+    if not under(name, PIPELINE + UI) and name != OVERRIDES:
+        bad |= {m for m, _ in PACKAGE if under(m, PIPELINE)} - {
+            OVERRIDES, 'netsched.pipeline'}
     return bad
 
 
@@ -117,3 +127,7 @@ def test_rules_catch_a_violation():
     for ok in ('numpy', 'networkx', 'netsched.errors',
                'netsched.circuits.base'):
         assert not under(ok, forbidden('netsched.circuits.osdl')), ok
+    assert under('netsched.sim.runner', forbidden('netsched.pipeline.sweep'))
+    assert under('netsched.pipeline.report',
+                 forbidden('netsched.experiment'))
+    assert not under(OVERRIDES, forbidden('netsched.experiment'))

@@ -1,0 +1,2 @@
+"""The experiment pipeline above the two backends: sweeps, statistics,
+figures and reports."""

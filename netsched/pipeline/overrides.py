@@ -1,0 +1,141 @@
+"""``--set KEY=VALUE[,VALUE...]``: any experiment key by a dotted path.
+
+A path walks the experiment file's mapping: names for mapping keys,
+integers for list items (``jobs.0.workers``). ``policy_params.NAME``
+where NAME is not a policy is a parameter of whichever policy runs
+(``policy_params.classes=2,4,8`` under ``--policy geryon``). Values are
+read as YAML scalars or flow collections (``8``, ``exact``, ``true``,
+``[h0_0_0, h0_0_1]``); commas inside brackets or quotes do not split.
+
+Overrides are applied to the file's mapping before it is checked, so a
+bad key or value is reported by the same checks as a bad file, with the
+override named.
+"""
+import copy
+
+import yaml
+
+from ..errors import ConfigError
+
+
+def parse(text, where='--set'):
+    """``KEY=V1,V2`` -> (path tuple, [values]). The path's components
+    are str (mapping keys) or int (list indices)."""
+    key, eq, rhs = str(text).partition('=')
+    key = key.strip()
+    if not eq or not key:
+        raise ConfigError('%s: want KEY=VALUE[,VALUE...], got %r'
+                          % (where, text))
+    path = split_key(key, '%s %s' % (where, text))
+    values = []
+    for raw in _split(rhs):
+        if not raw.strip():
+            raise ConfigError('%s %s: empty value' % (where, text))
+        try:
+            values.append(yaml.safe_load(raw))
+        except yaml.YAMLError as e:
+            raise ConfigError('%s %s: value %r is not valid YAML: %s'
+                              % (where, text, raw,
+                                 str(e).splitlines()[0])) from None
+    return path, values
+
+
+def split_key(key, where='--set'):
+    """``jobs.0.workers`` -> ('jobs', 0, 'workers')."""
+    path = []
+    for part in key.split('.'):
+        if not part:
+            raise ConfigError('%s: empty component in the key path' % where)
+        path.append(int(part) if part.isdigit() else part)
+    return tuple(path)
+
+
+def _split(text):
+    """Split at the commas outside brackets, braces and quotes."""
+    out, cur, depth, quote = [], [], 0, None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in '\'"':
+            quote = ch
+        elif ch in '[{':
+            depth += 1
+        elif ch in ']}':
+            depth -= 1
+        elif ch == ',' and depth == 0:
+            out.append(''.join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    out.append(''.join(cur))
+    return out
+
+
+def key_name(path):
+    """The dotted key as the user wrote it."""
+    return '.'.join(str(p) for p in path)
+
+
+def value_text(v):
+    """A value as a column cell and a folder-name part: YAML's flow
+    form, without the trailing newline."""
+    if isinstance(v, str):
+        return v
+    return yaml.safe_dump(v, default_flow_style=True).split('\n...')[0] \
+        .strip()
+
+
+def running_policy(d, policy=None):
+    """The policy name an experiment mapping runs (``--policy`` wins)."""
+    if policy:
+        return str(policy).split(':', 1)[0]
+    pol = d.get('policy', 'fair') if isinstance(d, dict) else 'fair'
+    if isinstance(pol, dict):
+        return pol.get('name')
+    return pol
+
+
+def apply(d, sets, policy=None, where='--set'):
+    """A copy of mapping ``d`` with every (path, value) of ``sets`` set.
+    ``policy``: the --policy override, for ``policy_params.KEY``."""
+    from .. import policies
+    from ..policies import load_all
+    load_all()
+    if not isinstance(d, dict):
+        raise ConfigError('%s: the experiment is not a mapping' % where)
+    out = copy.deepcopy(d)
+    for path, value in sets:
+        shown = '%s %s=%s' % (where, key_name(path), value_text(value))
+        if path[0] == 'policy_params' and len(path) == 2 \
+                and path[1] not in policies.REGISTRY:
+            name = running_policy(out, policy)
+            path = ('policy_params', name, path[1])
+        _set(out, path, value, shown)
+    return out
+
+
+def _set(d, path, value, shown):
+    cur = d
+    for i, part in enumerate(path):
+        last = i == len(path) - 1
+        here = key_name(path[:i]) or 'the experiment'
+        if isinstance(cur, list):
+            if not isinstance(part, int):
+                raise ConfigError('%s: %s is a list; index it with a number,'
+                                  ' got %r' % (shown, here, part))
+            if not 0 <= part < len(cur):
+                raise ConfigError('%s: %s has %d item(s); no index %d'
+                                  % (shown, here, len(cur), part))
+        elif isinstance(cur, dict):
+            if isinstance(part, int):
+                raise ConfigError('%s: %s is a mapping, not a list; no '
+                                  'index %d' % (shown, here, part))
+        else:
+            raise ConfigError('%s: %s is %r, not a mapping or a list'
+                              % (shown, here, cur))
+        if last:
+            cur[part] = value
+        else:
+            if isinstance(cur, dict) and cur.get(part) is None:
+                cur[part] = {}
+            cur = cur[part]

@@ -1,0 +1,348 @@
+"""``netsched report DIR``: one self-contained HTML page for a run, a
+sweep, a crosscheck or a compare folder.
+
+Figures are inlined as PNG data (nothing is fetched, the page can be
+mailed or archived alone); ``fmt`` also writes each figure to
+``DIR/figures/`` as png, svg or pdf for a paper. A sweep's page opens
+with the answer: each policy's ratio to the baseline with its 95%
+interval over seeds, per metric.
+"""
+import base64
+import io
+import json
+import os
+import time
+
+from ..errors import ConfigError
+from . import stats, sweep, sweep_plots
+
+FORMATS = ('png', 'svg', 'pdf')
+# the metric a sweep's answer leads with: the first one its runs have
+PRIMARY = ('avg_jct_s', 'avg_sct_s', 'avg_cct_s', 'avg_iteration_s')
+
+
+def kind(path):
+    """What a folder holds: sweep, crosscheck, compare or run."""
+    for k, f in (('sweep', 'sweep.json'), ('crosscheck', 'crosscheck.json'),
+                 ('compare', 'compare.json'), ('run', 'summary.json')):
+        if os.path.isfile(os.path.join(path, f)):
+            return k
+    if os.path.isfile(os.path.join(path, 'events.jsonl')):
+        return 'run'
+    raise ConfigError('%s: not a run, sweep, crosscheck or compare folder '
+                      '(no summary.json, sweep.json, crosscheck.json or '
+                      'compare.json)' % path)
+
+
+def write(path, baseline=None, fmt=None, figdir='figures', run=None,
+          files=None):
+    """Write ``path/report.html``; returns its path. ``fmt``: also write
+    each figure to ``path/<figdir>/`` in that format (their paths are
+    appended to ``files``). ``run``: a run's (metrics, summary) already
+    in hand (run.execute), not read again."""
+    if not os.path.isdir(path):
+        raise ConfigError('%s: no such folder' % path)
+    if fmt is not None and fmt not in FORMATS:
+        raise ConfigError('--format must be one of %s, got %r'
+                          % (', '.join(FORMATS), fmt))
+    k = 'run' if run is not None else kind(path)
+    if k == 'run':
+        page = _run(path, *(run or ()))
+    else:
+        page = {'sweep': _sweep, 'crosscheck': _crosscheck,
+                'compare': _compare}[k](path, baseline)
+    figs = page.pop('figures')
+    page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
+                       for name, caption, fig in figs]
+    if files is not None:
+        files.extend(os.path.join(path, f['file'])
+                     for f in page['figures'] if f['file'])
+    page.update(kind=k, folder=os.path.abspath(path),
+                made=time.strftime('%Y-%m-%d %H:%M:%S'))
+    out = os.path.join(path, 'report.html')
+    tmp = out + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(render(page))
+    os.replace(tmp, out)
+    return out
+
+
+def render(page):
+    import jinja2
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader('netsched.pipeline', 'templates'),
+        autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters['num'] = _num
+    env.filters['ratio'] = _ratio
+    return env.get_template('report.html.j2').render(**page)
+
+
+def _figure(path, name, caption, fig, fmt, figdir):
+    """A figure for the page: its PNG inline (the file's own bytes where
+    it is written as PNG), and its file."""
+    from . import plots
+    # figures of several panels get the page's whole width
+    wide = fig.get_figwidth() > 7.5
+    file = None
+    if fmt is None or fmt != 'png':
+        buf = io.BytesIO()
+        fig.savefig(buf, format='png', dpi=110)
+        png = buf.getvalue()
+    if fmt is not None:
+        d = os.path.join(path, figdir) if figdir else path
+        os.makedirs(d, exist_ok=True)
+        saved = plots.save(fig, d, name, fmt)
+        file = os.path.relpath(saved, path)
+        if fmt == 'png':
+            with open(saved, 'rb') as f:
+                png = f.read()
+    else:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    return {'name': name, 'caption': caption, 'file': file, 'wide': wide,
+            'png': base64.b64encode(png).decode('ascii')}
+
+
+def _num(x, digits=4):
+    if x is None or x == '':
+        return '-'
+    if isinstance(x, float):
+        return '%.*g' % (digits, x)
+    return str(x)
+
+
+def _ratio(r):
+    if r is None:
+        return '-'
+    return '%.3f×' % r
+
+
+# --- a run -----------------------------------------------------------------
+
+def _read_json(p, what):
+    try:
+        with open(p) as f:
+            return json.load(f)
+    except OSError as e:
+        raise ConfigError('%s: %s' % (p, e.strerror)) from None
+    except ValueError:
+        raise ConfigError('%s: %s is not JSON' % (p, what)) from None
+
+
+def _run(path, m=None, summary=None):
+    from .. import metrics
+    from . import plots
+    if summary is None:
+        summary = metrics.load_summary(path)
+        m = metrics.from_log(os.path.join(path, 'events.jsonl'))
+    info = {}
+    if os.path.isfile(os.path.join(path, 'run.json')):
+        info = _read_json(os.path.join(path, 'run.json'), 'run.json')
+    tot = summary['totals']
+    return {
+        'title': plots.headline(summary),
+        'summary': summary, 'run': info,
+        'totals': [(k, tot.get(k)) for k in
+                   ('avg_jct_s', 'avg_iteration_s', 'avg_early_iteration_s',
+                    'avg_cct_s', 'p95_cct_s', 'avg_sct_s', 'front_tensor_s',
+                    'jobs_done', 'coflows_done') if tot.get(k) is not None],
+        'jobs': sorted(summary['jobs'].items()),
+        'stages': sorted(summary['stages'].items()),
+        'figures': plots.run_figures(m, summary)}
+
+
+# --- a sweep ---------------------------------------------------------------
+
+def _sweep(path, baseline=None):
+    d = _read_json(os.path.join(path, 'sweep.json'), 'sweep.json')
+    csv_path = os.path.join(path, 'runs.csv')
+    rows = sweep.read_rows(csv_path) if os.path.isfile(csv_path) else []
+    ok = [r for r in rows if r.get('status') == 'ok']
+    axes = [k for k, _ in d.get('sets', [])]
+    policies = list(dict.fromkeys(
+        [p for p in d.get('policies', []) if any(r['policy'] == p
+                                                 for r in ok)]
+        + [r['policy'] for r in ok]))
+    baseline = baseline or d.get('baseline') or 'fair'
+    metrics = [m for m in sweep.HEADLINE
+               if any(r.get(m) is not None for r in ok)]
+    primary = next((m for m in PRIMARY if m in metrics), None)
+    ratios = stats.against_baseline(ok, baseline, metrics, axes)
+    title = os.path.splitext(os.path.basename(d['experiment']))[0]
+    figs = []
+    if ok:
+        shown = [primary] + [m for m in metrics if m != primary][:3] \
+            if primary else metrics[:4]
+        figs += sweep_plots.bars(ok, policies, shown, axes, title)
+        figs += sweep_plots.cdfs(path, ok, policies, axes, title)
+        figs += sweep_plots.lines(ok, policies, shown[:2], axes, title)
+        figs += sweep_plots.backends(ok, policies, primary, axes, title)
+    cols = [c for c in (['run', 'backend', 'policy', 'seed'] + axes
+                        + ['status'] + metrics + ['wall_s', 'error'])]
+    return {
+        'title': 'sweep of %s' % title,
+        'sweep': d, 'baseline': baseline, 'primary': primary,
+        'answer': _answer(ratios, primary, baseline, policies),
+        'baseline_missing': bool(ok) and not any(
+            r['policy'] == baseline for r in ok),
+        'ratios': ratios, 'matrix': _matrix(ratios, metrics),
+        'backends': _backends(path, ok, policies, primary, axes),
+        'metrics': metrics, 'axes': axes,
+        'policies': policies,
+        'counts': {s: sum(1 for r in rows if r.get('status') == s)
+                   for s in sweep.STATUSES},
+        'columns': cols,
+        'rows': [dict(r, has_report=os.path.isfile(os.path.join(
+            path, r['run'], 'report.html'))) for r in rows],
+        'figures': figs}
+
+
+def _backends(path, rows, policies, primary, axes):
+    """Where a run ran on both backends: per policy (and axis values),
+    the emulator's primary metric over the simulator's and the mean
+    |difference| per job and per coflow, over the seeds both have."""
+    from .. import metrics
+    pairs = {}
+    for r in rows:
+        k = (r['policy'],) + tuple(r.get(a) for a in axes) + (r['seed'],)
+        pairs.setdefault(k, {})[r['backend']] = r
+    out = {}
+    for k, by_b in pairs.items():
+        if set(by_b) != {'sim', 'emu'}:
+            continue
+        sim, emu = by_b['sim'], by_b['emu']
+        errs = metrics.error_stats(metrics.compare(
+            metrics.load_summary(os.path.join(path, sim['run'])),
+            metrics.load_summary(os.path.join(path, emu['run']))))
+        g = out.setdefault(k[:-1], {'ratios': [], 'jobs': [], 'coflows': []})
+        if primary and sim.get(primary) and emu.get(primary):
+            g['ratios'].append(emu[primary] / sim[primary])
+        for kind, key in (('jobs', 'job jct_s'), ('coflows', 'coflow cct_s')):
+            if errs.get(key, {}).get('mean_abs') is not None:
+                g[kind].append(errs[key]['mean_abs'])
+    mean = lambda xs: sum(xs) / len(xs) if xs else None     # noqa: E731
+    return [{'policy': k[0], 'axes': dict(zip(axes, k[1:])),
+             'n': max(len(v['ratios']), len(v['jobs'])),
+             'ratio': mean(v['ratios']), 'jobs': mean(v['jobs']),
+             'coflows': mean(v['coflows'])}
+            for k, v in sorted(out.items(), key=lambda kv: [
+                str(x) for x in kv[0]])]
+
+
+def _matrix(ratios, metrics):
+    """The ratios as one table per group: (group label, metrics shown,
+    [(policy, {metric: ratio dict})])."""
+    out = {}
+    for r in ratios:
+        g = out.setdefault(sweep_plots.group_label(r['group']), {})
+        g.setdefault(r['policy'], {})[r['metric']] = r
+    return [(g, [m for m in metrics if any(m in v for v in pols.values())],
+             list(pols.items())) for g, pols in out.items()]
+
+
+def _answer(ratios, primary, baseline, policies):
+    """Sentences, one per group: which policy does best on the primary
+    metric against the baseline, by how much, with what confidence."""
+    out = []
+    by_group = {}
+    for r in ratios:
+        if r['metric'] == primary:
+            by_group.setdefault(sweep_plots.group_label(r['group']),
+                                []).append(r)
+    for g, rs in by_group.items():
+        best = min(rs, key=lambda r: r['ratio'])
+        label = sweep_plots.NAMES.get(primary, primary)
+        if best['low'] is None:
+            out.append('%s: %s has the lowest %s, %.3f× %s\'s on one '
+                       'seed (no interval: run more seeds).'
+                       % (g, best['policy'], label, best['ratio'],
+                          baseline))
+            continue
+        pct = 100 * abs(1 - best['ratio'])
+        ci = '95%% CI %.3f–%.3f, %d seeds' % (best['low'], best['high'],
+                                              best['n'])
+        if best['verdict'] == 'better':
+            out.append('%s: %s does best: %s %.3f× %s\'s (%s), %.1f%% '
+                       'lower.' % (g, best['policy'], label, best['ratio'],
+                                   baseline, ci, pct))
+        elif all(r['verdict'] == 'worse' for r in rs):
+            out.append('%s: %s does best on %s: every other policy is worse'
+                       ' with 95%% confidence; the closest, %s, is %.3f× '
+                       '(%s).' % (g, baseline, label, best['policy'],
+                                  best['ratio'], ci))
+        else:
+            out.append('%s: no policy beats %s on %s with 95%% confidence; '
+                       'the lowest, %s, is %.3f× (%s).'
+                       % (g, baseline, label, best['policy'], best['ratio'],
+                          ci))
+    return out
+
+
+# --- a crosscheck and a compare --------------------------------------------
+
+def _crosscheck(path, baseline=None):
+    from .. import crosscheck, metrics
+    from . import plots
+    rep = _read_json(os.path.join(path, 'crosscheck.json'),
+                     'crosscheck.json')
+    summaries = {}
+    for b in crosscheck.BACKENDS:
+        for p in rep.get('totals', {}).get(b, {}):
+            d = os.path.join(path, '%s-%s' % (b, p))
+            if os.path.isfile(os.path.join(d, 'summary.json')):
+                summaries[b, p] = metrics.load_summary(d)
+    complete = 'ranking' in rep
+    return {'title': 'crosscheck of %s' % os.path.basename(
+                os.path.abspath(path)),
+            'crosscheck': rep, 'complete': complete,
+            'table': crosscheck.table(rep) if complete else None,
+            'figures': plots.crosscheck_figures(rep, summaries)}
+
+
+def _compare(path, baseline=None):
+    from .. import metrics
+    rep = _read_json(os.path.join(path, 'compare.json'), 'compare.json')
+    return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
+            'compare': rep,
+            'stats': sorted(metrics.error_stats(
+                [tuple(r) for r in rep['rows']]).items()),
+            'figures': compare_figures(rep)}
+
+
+def compare_figures(rep):
+    """B's value against A's per job and coflow, on the y = x line."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    kinds = sorted({r[0] for r in rep['rows'] if r[2] is not None
+                    and r[3] is not None})
+    if not kinds:
+        return []
+    fig, axs = plt.subplots(1, len(kinds), squeeze=False,
+                            figsize=(3.8 * len(kinds) + 0.5, 3.8),
+                            layout='constrained')
+    for ax, k in zip(axs[0], kinds):
+        pts = [(r[2], r[3]) for r in rep['rows'] if r[0] == k
+               and r[2] is not None and r[3] is not None]
+        x, y = zip(*pts)
+        top = max(max(x), max(y)) * 1.05
+        ax.plot([0, top], [0, top], color='0.6', lw=1, zorder=1)
+        ax.scatter(x, y, s=12, zorder=2)
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
+        ax.set_xlabel('A: %s (s)' % k)
+        ax.set_ylabel('B (s)')
+        ax.grid(alpha=0.3)
+    fig.suptitle('%s (B) against %s (A)' % (rep['b_label'], rep['a_label']))
+    return [('compare', 'Each job\'s and coflow\'s value in B against A; '
+             'points on the grey line are equal.', fig)]
+
+
+def write_compare(out_dir, a, b, sa, sb, rows):
+    """A compare folder: compare.json (the rows and both runs' labels)."""
+    os.makedirs(out_dir, exist_ok=True)
+    label = lambda s: '%s, %s' % (s['backend'], s['policy'])   # noqa: E731
+    with open(os.path.join(out_dir, 'compare.json'), 'w') as f:
+        json.dump({'a': os.path.abspath(a), 'b': os.path.abspath(b),
+                   'a_label': label(sa), 'b_label': label(sb),
+                   'rows': [list(r) for r in rows]}, f, indent=1)

@@ -1,0 +1,438 @@
+"""Sweeps: one experiment over the cross product of policies, seeds,
+``--set`` values and backends, each run an ordinary run folder.
+
+A sweep folder holds ``sweep.json`` (what was asked), one run folder per
+run (``<backend>-<policy>[-<key>=<value>...]-s<seed>``), ``logs/`` (each
+run's output) and ``runs.csv``: a row per run, rewritten whole as each
+run ends, so an interrupted sweep keeps every finished row. Running the
+same sweep again skips the runs whose row says ``ok`` and whose summary
+is there.
+
+Every run is ``netsched run`` in a child process: the same code path as
+a run by hand, its own interpreter (simulations in parallel use both
+cores; an emulation owns its signals and teardown), and nothing shared
+that a crash could corrupt. Simulations run ``jobs`` at a time, the
+emulations one at a time beside them (OVS and interface names are
+shared). ``--cluster`` hands the same runs to Dask workers
+(pipeline.cluster).
+"""
+import csv
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from . import overrides
+
+# the headline totals of a run, in runs.csv and the report (lower is
+# better for every one)
+HEADLINE = ('avg_jct_s', 'p95_jct_s', 'avg_iteration_s',
+            'avg_early_iteration_s', 'avg_cct_s', 'p95_cct_s', 'avg_sct_s',
+            'front_tensor_s')
+STATUSES = ('ok', 'failed', 'interrupted')
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep."""
+    key: str             # its folder's name under the sweep folder
+    experiment: str      # absolute path of the experiment file
+    backend: str
+    policy: str          # NAME or NAME:key=value...
+    seed: int
+    sets: tuple          # ((dotted key, value), ...): one value per axis
+    trace: str = None    # --trace, absolute
+
+    def argv(self, out_dir):
+        """``netsched run`` arguments for this run into ``out_dir``."""
+        a = ['run', self.experiment, '--backend', self.backend,
+             '--policy', self.policy, '--seed', str(self.seed),
+             '--out', out_dir]
+        for k, v in self.sets:
+            a += ['--set', '%s=%s' % (k, overrides.value_text(v))]
+        if self.trace:
+            a += ['--trace', self.trace]
+        return a
+
+    def axes(self):
+        """Column -> value for runs.csv."""
+        out = {'backend': self.backend, 'policy': self.policy,
+               'seed': self.seed}
+        out.update((k, overrides.value_text(v)) for k, v in self.sets)
+        return out
+
+
+def parse_seeds(text):
+    """``1-5``, ``1,3,8`` or ``1-3,7`` -> sorted distinct seeds."""
+    out = set()
+    for part in str(text).split(','):
+        part = part.strip()
+        lo, dash, hi = part.partition('-')
+        try:
+            a = int(lo)
+            b = int(hi) if dash else a
+        except ValueError:
+            raise ConfigError('--seeds: want N, N-M or a comma-separated '
+                              'list of them, got %r' % text) from None
+        if a < 0 or b < a:
+            raise ConfigError('--seeds: %r is not a range of seeds >= 0'
+                              % part)
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def _slug(text):
+    return re.sub(r'[^A-Za-z0-9._=+-]+', '_', str(text)).strip('_') or '_'
+
+
+def plan(experiment, policies, seeds, axes, backends, trace=None):
+    """The runs of a sweep, every one checked (as ``netsched check``
+    would) before any starts. ``axes``: [(dotted key, [values])]."""
+    from .. import experiment as expmod
+    if not policies:
+        raise ConfigError('--policies: name at least one policy')
+    if len(set(policies)) != len(policies):
+        raise ConfigError('--policies names a policy twice: %r'
+                          % ','.join(policies))
+    keys = [k for k, _ in axes]
+    if len(set(keys)) != len(keys):
+        raise ConfigError('--set names key %r twice'
+                          % next(k for k in keys if keys.count(k) > 1))
+    path = os.path.abspath(experiment)
+    specs, seen = [], set()
+    combos = list(itertools.product(*[vs for _, vs in axes])) if axes \
+        else [()]
+    for b in backends:
+        for p in policies:
+            for combo in combos:
+                sets = tuple(zip(keys, combo))
+                for s in seeds:
+                    expmod.load(path, backend=b, policy=p, seed=s,
+                                trace=trace,
+                                sets=[(overrides.split_key(k), v)
+                                      for k, v in sets])
+                    key = '-'.join([b, _slug(p)] + [
+                        _slug('%s=%s' % (k, overrides.value_text(v)))
+                        for k, v in sets] + ['s%d' % s])
+                    if key in seen:          # two values with one slug
+                        key += '-%d' % len(seen)
+                    seen.add(key)
+                    specs.append(RunSpec(key, path, b, p, s, sets,
+                                         trace and os.path.abspath(trace)))
+    return specs
+
+
+def check_out(root, experiment):
+    """A sweep folder is new, empty, or a sweep of the same experiment
+    (which the sweep then resumes or extends)."""
+    if not os.path.exists(root):
+        return
+    if not os.path.isdir(root):
+        raise ConfigError('--out %s: exists and is not a folder' % root)
+    meta = os.path.join(root, 'sweep.json')
+    if not os.path.isfile(meta):
+        if os.listdir(root):
+            raise ConfigError('--out %s: exists, is not empty and holds no '
+                              'sweep (no sweep.json); choose another folder'
+                              % root)
+        return
+    try:
+        with open(meta) as f:
+            before = json.load(f).get('experiment')
+    except (OSError, ValueError) as e:
+        raise ConfigError('%s: unreadable: %s' % (meta, e)) from None
+    if before != os.path.abspath(experiment):
+        raise ConfigError('--out %s: holds a sweep of %s, not of %s; choose '
+                          'another folder' % (root, before,
+                                              os.path.abspath(experiment)))
+
+
+# --- running one -----------------------------------------------------------
+
+def command(spec, out_dir):
+    """The child process's argv for one run."""
+    return [sys.executable, '-m', 'netsched'] + spec.argv(out_dir)
+
+
+def execute(spec, out_dir, log_path, on_start=None, stop=None):
+    """Run one spec as a child ``netsched run`` into ``out_dir``, its
+    output into ``log_path``. ``on_start(proc)`` hears of the child;
+    ``stop`` (a threading.Event) set means: interrupt it (SIGINT, which
+    every run turns into its teardown) and wait. Returns (status, error
+    line, wall seconds)."""
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)            # what an earlier attempt left
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    t0 = time.monotonic()
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    with open(log_path, 'w') as log:
+        # its own session: a Ctrl-C at the terminal reaches the sweep
+        # only, which passes exactly one SIGINT on (a second one would cut
+        # an emulation's teardown short)
+        proc = subprocess.Popen(command(spec, out_dir), stdout=log,
+                                stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env,
+                                cwd=os.getcwd(), start_new_session=True)
+        if on_start:
+            on_start(proc)
+        interrupted = False
+        try:
+            while True:
+                try:
+                    rc = proc.wait(0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    if stop is not None and stop.is_set():
+                        interrupted = True
+                        rc = _interrupt(proc)
+                        break
+        finally:
+            if proc.poll() is None:       # we are leaving on an exception
+                _interrupt(proc)
+    wall = time.monotonic() - t0
+    if interrupted:
+        return 'interrupted', 'interrupted by the sweep', wall
+    if rc == 0 and os.path.isfile(os.path.join(out_dir, 'summary.json')):
+        return 'ok', '', wall
+    return 'failed', error_line(log_path, rc), wall
+
+
+def _interrupt(proc):
+    """One SIGINT (the run tears down), SIGTERM if it is still there two
+    minutes later; its exit status."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(120)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        return proc.wait()
+
+
+def error_line(log_path, rc):
+    """The line that says why a run failed: netsched's error line, else
+    the last line of a traceback, else the exit status."""
+    try:
+        with open(log_path, errors='replace') as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except OSError:
+        lines = []
+    for ln in reversed(lines):
+        if ln.startswith('netsched: '):
+            return ln
+    if lines and ('Error' in lines[-1] or 'Exception' in lines[-1]):
+        return lines[-1]
+    return 'exit status %s' % rc
+
+
+# --- the table -------------------------------------------------------------
+
+def row(spec, out_dir, status, error, wall):
+    """runs.csv's row for a finished run, from its summary."""
+    r = dict(run=spec.key, **spec.axes())
+    r.update(status=status, error=error, wall_s=round(wall, 3))
+    summary = None
+    if status == 'ok':
+        try:
+            with open(os.path.join(out_dir, 'summary.json')) as f:
+                summary = json.load(f)
+        except (OSError, ValueError) as e:
+            r.update(status='failed', error='summary.json: %s' % e)
+    if summary is not None:
+        r.update(headline(summary))
+    try:
+        with open(os.path.join(out_dir, 'run.json')) as f:
+            r['commit'] = json.load(f).get('commit', '')
+    except (OSError, ValueError):
+        r['commit'] = ''
+    return r
+
+
+def headline(summary):
+    """The headline metrics of one run's summary, with per-job columns
+    ``jct_s[JOB]`` and ``iter_mean_s[JOB]``."""
+    tot = summary.get('totals', {})
+    jcts = sorted(j['jct_s'] for j in summary.get('jobs', {}).values()
+                  if j.get('jct_s') is not None)
+    out = {m: tot.get(m) for m in HEADLINE if m != 'p95_jct_s'}
+    out['p95_jct_s'] = _percentile(jcts, 95) if jcts else None
+    out['jobs_done'] = tot.get('jobs_done')
+    out['coflows_done'] = tot.get('coflows_done')
+    for j, rec in sorted(summary.get('jobs', {}).items()):
+        out['jct_s[%s]' % j] = rec.get('jct_s')
+        out['iter_mean_s[%s]' % j] = rec.get('iteration_time_s', {}) \
+            .get('mean')
+    return out
+
+
+def _percentile(xs, q):
+    import numpy as np
+    return float(np.percentile(xs, q))
+
+
+class Table:
+    """runs.csv: rows by run key, rewritten whole (atomically) at each
+    change, columns in first-seen order."""
+
+    FIRST = ('run', 'backend', 'policy', 'seed')
+    LAST = ('status', 'error', 'wall_s', 'jobs_done', 'coflows_done') + \
+        HEADLINE + ('commit', 'out')
+
+    def __init__(self, path, axes=()):
+        self.path = path
+        self.axes = list(axes)
+        self.rows = {}
+        self.lock = threading.Lock()
+        if os.path.isfile(path):
+            for r in read_rows(path):
+                self.rows[r['run']] = r
+
+    def done(self, spec, root):
+        r = self.rows.get(spec.key)
+        return r is not None and r.get('status') == 'ok' and \
+            os.path.isfile(os.path.join(root, spec.key, 'summary.json'))
+
+    def add(self, r):
+        with self.lock:
+            r = dict(r, out=r['run'])
+            self.rows[r['run']] = r
+            self.write()
+
+    def columns(self):
+        cols = list(self.FIRST) + [a for a in self.axes
+                                   if a not in self.FIRST]
+        for r in self.rows.values():
+            for c in r:
+                if c not in cols and c not in self.LAST and '[' not in c:
+                    cols.append(c)
+        cols += list(self.LAST)
+        per_job = sorted({c for r in self.rows.values() for c in r
+                          if '[' in c})
+        return cols + per_job
+
+    def write(self):
+        tmp = self.path + '.tmp'
+        cols = self.columns()
+        with open(tmp, 'w', newline='') as f:
+            w = csv.DictWriter(f, cols, restval='', extrasaction='ignore')
+            w.writeheader()
+            for r in self.rows.values():
+                w.writerow({k: '' if v is None else v for k, v in r.items()})
+        os.replace(tmp, self.path)
+
+
+def read_rows(path):
+    """runs.csv as dicts, numbers as floats (seed as int), '' as None."""
+    out = []
+    with open(path, newline='') as f:
+        for r in csv.DictReader(f):
+            d = {}
+            for k, v in r.items():
+                if v == '' or v is None:
+                    d[k] = None
+                elif k in ('run', 'commit', 'error', 'status', 'policy',
+                           'backend', 'out'):
+                    d[k] = v
+                else:
+                    d[k] = _number(v)
+            out.append(d)
+    return out
+
+
+def _number(v):
+    """A cell as an int, else a float, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(v)
+        except ValueError:
+            pass
+    return v
+
+
+# --- the executors ---------------------------------------------------------
+
+class LocalExecutor:
+    """Runs specs on this machine: simulations ``jobs`` at a time, the
+    emulations one at a time beside them."""
+
+    def __init__(self, jobs=None):
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.stop = threading.Event()
+        self.procs = {}
+
+    def run(self, specs, root, on_done):
+        """Run every spec into ``root/<key>``; ``on_done(spec, status,
+        error, wall)`` as each ends (from a worker thread)."""
+        sims = ThreadPoolExecutor(self.jobs, thread_name_prefix='sim')
+        emus = ThreadPoolExecutor(1, thread_name_prefix='emu')
+        futs = []
+        for spec in specs:
+            pool = emus if spec.backend == 'emu' else sims
+            futs.append(pool.submit(self._one, spec, root, on_done))
+        try:
+            pending = set(futs)
+            while pending:
+                # short waits: the main thread must stay interruptible
+                _, pending = wait(pending, 0.5, FIRST_COMPLETED)
+            for f in futs:
+                f.result()
+        finally:
+            self.stop.set()
+            sims.shutdown(wait=True, cancel_futures=True)
+            emus.shutdown(wait=True, cancel_futures=True)
+
+    def _one(self, spec, root, on_done):
+        if self.stop.is_set():
+            return
+        out = os.path.join(root, spec.key)
+        status, err, wall = execute(
+            spec, out, os.path.join(root, 'logs', spec.key + '.log'),
+            stop=self.stop)
+        on_done(spec, status, err, wall)
+
+    def interrupt(self):
+        """Stop: running children get one SIGINT and are waited for;
+        the runs not started are dropped."""
+        self.stop.set()
+
+
+# --- the sweep -------------------------------------------------------------
+
+def run_sweep(specs, root, definition, executor, force=False,
+              progress=None):
+    """Run the specs not yet done into ``root``; returns the Table.
+    ``definition`` goes to sweep.json; ``progress``: a pipeline.progress
+    bar (total, skipped, ok, failed)."""
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, 'sweep.json'), 'w') as f:
+        json.dump(definition, f, indent=1)
+    table = Table(os.path.join(root, 'runs.csv'),
+                  [k for k, _ in definition.get('sets', [])])
+    todo = [s for s in specs if force or not table.done(s, root)]
+    skipped = len(specs) - len(todo)
+    if progress:
+        progress.start(len(specs), skipped)
+
+    def on_done(spec, status, err, wall):
+        r = row(spec, os.path.join(root, spec.key), status, err, wall)
+        table.add(r)
+        if progress:
+            progress.update(spec.key, r)
+    try:
+        executor.run(todo, root, on_done)
+    except KeyboardInterrupt:
+        executor.interrupt()
+        raise
+    finally:
+        if progress:
+            progress.close()
+    table.write()
+    return table

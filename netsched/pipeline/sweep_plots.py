@@ -1,0 +1,252 @@
+"""A sweep's figures: each metric per policy with its 95% interval over
+seeds, distributions pooled over seeds per policy, and each metric
+against every numeric swept axis. Each function returns a list of
+(name, caption, Figure); pipeline.plots.save writes one."""
+import csv
+import os
+
+import numpy as np
+from matplotlib.ticker import NullFormatter
+
+from . import stats
+
+NAMES = {'avg_jct_s': 'average JCT', 'p95_jct_s': 'p95 JCT',
+         'avg_iteration_s': 'mean iteration time',
+         'avg_early_iteration_s': 'early iteration time',
+         'avg_cct_s': 'average CCT', 'p95_cct_s': 'p95 CCT',
+         'avg_sct_s': 'average SCT',
+         'front_tensor_s': 'front-layer tensor latency'}
+
+
+def axis_label(m):
+    return '%s (s)' % NAMES.get(m, m)
+# distributions read from each run's CSVs: (name, file, column, label)
+DISTRIBUTIONS = (('iteration', 'iterations.csv', 'iteration_time_s',
+                  'iteration time (s)'),
+                 ('jct', 'jobs.csv', 'jct_s', 'job completion time (s)'),
+                 ('cct', 'coflows.csv', 'cct_s',
+                  'coflow completion time (s)'),
+                 ('sct', 'stages.csv', 'sct_s', 'stage completion time (s)'))
+MAX_GROUPS = 8
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def group_label(group):
+    """'sim' or 'sim, link_gbps=40'."""
+    return ', '.join([group['backend']] + ['%s=%s' % (k, v) for k, v in
+                                           group.items() if k != 'backend'])
+
+
+def groups(rows, axes):
+    """(group dict, rows) per backend and other axis values, in order."""
+    out = {}
+    for r in rows:
+        g = (r['backend'],) + tuple(r.get(a) for a in axes)
+        out.setdefault(g, []).append(r)
+    return [(dict(zip(('backend',) + tuple(axes), g)), rs)
+            for g, rs in sorted(out.items(),
+                                key=lambda kv: [_sortable(x)
+                                                for x in kv[0]])]
+
+
+def _sortable(x):
+    return (0, x, '') if isinstance(x, (int, float)) else (1, 0, str(x))
+
+
+def bars(rows, policies, metrics, axes, title):
+    """Per metric: each policy's mean over seeds with its 95% interval,
+    one cluster of bars per group (backend and axis values)."""
+    plt = _plt()
+    gs = groups(rows, axes)[:MAX_GROUPS]
+    out = []
+    for m in metrics:
+        fig, ax = plt.subplots(figsize=(max(5.5, 0.9 * len(gs) * len(
+            policies) ** 0.5 + 2.5), 3.6), layout='constrained')
+        width = 0.8 / max(1, len(policies))
+        x = np.arange(len(gs))
+        for i, p in enumerate(policies):
+            means, errs = [], [[], []]
+            for _, rs in gs:
+                mean, lo, hi = stats.mean_ci([r.get(m) for r in rs
+                                              if r['policy'] == p])
+                means.append(np.nan if mean is None else mean)
+                errs[0].append(0 if lo is None else mean - lo)
+                errs[1].append(0 if hi is None else hi - mean)
+            ax.bar(x + (i - (len(policies) - 1) / 2) * width, means, width,
+                   yerr=errs, capsize=3, label=p, color='C%d' % (i % 10))
+        ax.set_xticks(x, [group_label(g) for g, _ in gs],
+                      rotation=20 if len(gs) > 3 else 0,
+                      ha='right' if len(gs) > 3 else 'center')
+        ax.set_ylabel(axis_label(m))
+        ax.set_ylim(bottom=0)
+        ax.set_title('%s: %s per policy\nmean and 95%% CI over seeds'
+                     % (title, NAMES.get(m, m)), fontsize='medium')
+        ax.grid(alpha=0.3, axis='y')
+        ax.legend(fontsize='small', ncol=min(4, len(policies)))
+        out.append(('bars_%s' % m, 'The %s of each policy: the mean over its seeds,'
+                    ' with the 95%% confidence interval of the mean.'
+                    % NAMES.get(m, m), fig))
+    return out
+
+
+def read_column(run_dir, fname, column):
+    """The non-empty values of one column of a run's CSV."""
+    try:
+        with open(os.path.join(run_dir, fname), newline='') as f:
+            return [float(r[column]) for r in csv.DictReader(f)
+                    if r.get(column) not in (None, '')]
+    except OSError:
+        return []
+
+
+def cdfs(root, rows, policies, axes, title):
+    """Per group: CDFs of iteration time, JCT, CCT and SCT, each
+    policy's runs pooled over seeds."""
+    plt = _plt()
+    out = []
+    for g, rs in groups(rows, axes)[:MAX_GROUPS]:
+        data = {}
+        for name, fname, col, label in DISTRIBUTIONS:
+            per = {p: [x for r in rs if r['policy'] == p
+                       for x in read_column(os.path.join(root, r['run']),
+                                            fname, col)]
+                   for p in policies}
+            if any(per.values()):
+                data[name] = (label, per)
+        if not data:
+            continue
+        n = len(data)
+        fig, axs = plt.subplots(1, n, figsize=(3.6 * n + 0.5, 3.4),
+                                layout='constrained', squeeze=False)
+        for ax, (name, (label, per)) in zip(axs[0], data.items()):
+            for i, p in enumerate(policies):
+                x = np.sort(per.get(p) or [])
+                if len(x):
+                    ax.step(x, np.arange(1, len(x) + 1) / len(x),
+                            where='post', label=p, color='C%d' % (i % 10))
+            ax.set_xlabel(label)
+            ax.grid(alpha=0.3)
+            if np.nanmax([max(v) if v else np.nan for v in per.values()]) \
+                    > 20 * np.nanmin([min(v) if v else np.nan
+                                      for v in per.values()] + [np.inf]):
+                ax.set_xscale('log')
+                # labelled decades only: minor labels overlap
+                ax.xaxis.set_minor_formatter(NullFormatter())
+        axs[0][0].set_ylabel('CDF')
+        axs[0][-1].legend(fontsize='small')
+        fig.suptitle('%s (%s): distributions, seeds pooled'
+                     % (title, group_label(g)))
+        out.append(('cdf_%s' % _file_part(group_label(g)),
+                    'Distributions on %s, every seed of each policy '
+                    'pooled.' % group_label(g), fig))
+    return out
+
+
+def _sentence(text):
+    return text[:1].upper() + text[1:]
+
+
+def _file_part(text):
+    return ''.join(c if c.isalnum() or c in '.-' else '_' for c in text)
+
+
+def numeric_axes(rows, axes):
+    """The swept keys whose values are all numbers (two or more)."""
+    out = []
+    for a in axes:
+        vals = {r.get(a) for r in rows}
+        if len(vals) > 1 and all(isinstance(v, (int, float))
+                                 for v in vals):
+            out.append(a)
+    return out
+
+
+def lines(rows, policies, metrics, axes, title):
+    """Per numeric axis and metric: each policy's mean with its 95%
+    interval against the axis value, a line per policy and other axis
+    values, a panel per backend."""
+    plt = _plt()
+    out = []
+    for a in numeric_axes(rows, axes):
+        others = [x for x in axes if x != a]
+        backends = sorted({r['backend'] for r in rows})
+        for m in metrics:
+            fig, axs = plt.subplots(1, len(backends), squeeze=False,
+                                    figsize=(5 * len(backends) + 1, 3.8),
+                                    layout='constrained')
+            for ax, b in zip(axs[0], backends):
+                series = {}
+                for r in rows:
+                    if r['backend'] != b:
+                        continue
+                    label = ', '.join([r['policy']] + ['%s=%s' % (
+                        o, r.get(o)) for o in others])
+                    series.setdefault(label, {}).setdefault(
+                        r[a], []).append(r.get(m))
+                for i, (label, by_x) in enumerate(sorted(series.items())):
+                    xs = sorted(by_x)
+                    cis = [stats.mean_ci(by_x[x]) for x in xs]
+                    ys = np.array([np.nan if c[0] is None else c[0]
+                                   for c in cis])
+                    lo = np.array([0 if c[1] is None else c[0] - c[1]
+                                   for c in cis])
+                    hi = np.array([0 if c[2] is None else c[2] - c[0]
+                                   for c in cis])
+                    ax.errorbar(xs, ys, yerr=[lo, hi], marker='o',
+                                capsize=3, label=label,
+                                color='C%d' % (i % 10))
+                ax.set_xlabel(a)
+                ax.set_xticks(sorted({r[a] for r in rows}))
+                ax.set_ylabel(axis_label(m))
+                ax.set_title(b)
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize='x-small')
+            fig.suptitle('%s: %s against %s (mean, 95%% CI over seeds)'
+                         % (title, NAMES.get(m, m), a))
+            out.append(('line_%s_%s' % (_file_part(a), m),
+                        '%s against the swept %s, each point the mean over '
+                        'seeds with its 95%% interval.'
+                        % (_sentence(NAMES.get(m, m)), a), fig))
+    return out
+
+
+def backends(rows, policies, metric, axes, title):
+    """Where runs ran on both backends: each run's metric on the
+    emulator against the simulator's, a colour per policy, on y = x."""
+    if metric is None:
+        return []
+    pts = {}
+    for r in rows:
+        k = (r['policy'],) + tuple(r.get(a) for a in axes) + (r['seed'],)
+        pts.setdefault(k, {})[r['backend']] = r.get(metric)
+    both = {k: v for k, v in pts.items() if v.get('sim') is not None
+            and v.get('emu') is not None}
+    if not both:
+        return []
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 4.4), layout='constrained')
+    top = 1.05 * max(max(v['sim'], v['emu']) for v in both.values())
+    ax.plot([0, top], [0, top], color='0.6', lw=1, zorder=1)
+    for i, p in enumerate(policies):
+        xy = [(v['sim'], v['emu']) for k, v in both.items() if k[0] == p]
+        if xy:
+            x, y = zip(*xy)
+            ax.scatter(x, y, s=18, label=p, color='C%d' % (i % 10),
+                       zorder=2)
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_xlabel('simulator: ' + axis_label(metric))
+    ax.set_ylabel('emulator: ' + axis_label(metric))
+    ax.set_title('%s: emulator against simulator\n%s, one point per run'
+                 % (title, NAMES.get(metric, metric)), fontsize='medium')
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize='small')
+    return [('backends_%s' % metric, 'Each run\'s %s on the emulator '
+             'against the same run on the simulator; on the grey line '
+             'they agree.' % NAMES.get(metric, metric), fig)]

@@ -1,0 +1,28 @@
+"""Fixtures the pipeline's tests share."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.unit.tiny import TINY_RANDOM
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope='session')
+def tiny_sweep(tmp_path_factory):
+    """A finished sweep on the simulator, its report included: two
+    policies, two seeds, two link rates (8 runs). Tests that change it
+    work on a copy."""
+    d = tmp_path_factory.mktemp('tiny-sweep')
+    exp = d / 'tiny.yaml'
+    exp.write_text(TINY_RANDOM)
+    out = str(d / 'sweep')
+    args = ['sweep', str(exp), '--policies', 'fair,sebf', '--seeds', '1-2',
+            '--set', 'link_gbps=10,20', '-j', '2', '--out', out]
+    r = subprocess.run([sys.executable, '-m', 'netsched'] + args,
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return {'out': out, 'experiment': str(exp), 'args': args}

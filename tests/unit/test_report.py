@@ -1,0 +1,118 @@
+"""netsched report: a sweep's page leads with the answer (ratios to the
+baseline with their intervals), a run's and a compare's pages carry
+their figures, everything inline; and a real browser shows the sweep's
+page with every image decoded and no console error."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from netsched.pipeline import report, sweep
+from tests import browser
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+# where the browser test leaves its screenshot (CI keeps the clone)
+ARTIFACTS = os.environ.get('NETSCHED_TEST_ARTIFACTS',
+                           os.path.join(ROOT, 'results', 'test-artifacts'))
+
+
+def _cli(*args):
+    r = subprocess.run([sys.executable, '-m', 'netsched'] + list(args),
+                       capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+@pytest.fixture
+def swept(tiny_sweep):
+    return tiny_sweep['out']
+
+
+def _images(html):
+    return re.findall(r'<img src="([^"]*)"', html)
+
+
+def test_kind_names_what_a_folder_holds(swept, tmp_path):
+    assert report.kind(swept) == 'sweep'
+    run = os.path.join(swept, sweep.read_rows(
+        os.path.join(swept, 'runs.csv'))[0]['run'])
+    assert report.kind(run) == 'run'
+    with pytest.raises(Exception, match='not a run, sweep, crosscheck'):
+        report.kind(str(tmp_path))
+
+
+def test_sweep_report_leads_with_the_ratios_and_their_intervals(swept):
+    with open(os.path.join(swept, 'report.html')) as f:
+        html = f.read()
+    answer = html.index('The answer')
+    assert answer < html.index('Ratios to fair') < html.index('Figures') \
+        < html.index('<h2>Runs')
+    # one answer line per group, naming the metric and the interval
+    for link in ('link_gbps=10', 'link_gbps=20'):
+        assert re.search(r'<p>sim, %s: .*average JCT.*95%% CI '
+                         r'[0-9.]+–[0-9.]+, 2 seeds' % link, html), link
+    imgs = _images(html)
+    assert imgs and all(s.startswith('data:image/png;base64,') for s in imgs)
+    assert 'http://' not in html and 'https://' not in html
+    # bars per metric, a CDF panel per group, lines against link_gbps
+    for fig in ('bars_avg_jct_s', 'cdf_sim__link_gbps_10',
+                'line_link_gbps_avg_jct_s'):
+        assert 'id="%s"' % fig in html, fig
+    # the table of runs links each run's own report
+    rows = sweep.read_rows(os.path.join(swept, 'runs.csv'))
+    assert len(rows) == 8
+    for r in rows:
+        assert '<a href="%s/report.html">' % r['run'] in html
+        assert os.path.isfile(os.path.join(swept, r['run'], 'report.html'))
+
+
+def test_sweep_report_with_another_baseline_and_figure_files(swept,
+                                                             tmp_path):
+    out = str(tmp_path / 'copy')
+    shutil.copytree(swept, out)
+    path = report.write(out, baseline='sebf', fmt='svg')
+    with open(path) as f:
+        html = f.read()
+    assert 'Ratios to sebf' in html
+    files = os.listdir(os.path.join(out, 'figures'))
+    assert files and all(f.endswith('.svg') for f in files)
+    assert len(files) == len(_images(html))
+    # a baseline no run has: said, not a crash
+    path = report.write(out, baseline='varys')
+    with open(path) as f:
+        assert 'No run of the baseline varys finished' in f.read()
+
+
+def test_compare_writes_a_folder_with_its_report(swept, tmp_path):
+    rows = sweep.read_rows(os.path.join(swept, 'runs.csv'))
+    a = os.path.join(swept, next(r['run'] for r in rows
+                                 if r['policy'] == 'fair'))
+    b = os.path.join(swept, next(r['run'] for r in rows
+                                 if r['policy'] == 'sebf'))
+    out = str(tmp_path / 'cmp')
+    r = _cli('compare', a, b, '--out', out)
+    assert 'report: ' in r.stdout
+    with open(os.path.join(out, 'report.html')) as f:
+        html = f.read()
+    assert 'job jct_s' in html and len(_images(html)) == 1
+
+
+def test_a_real_browser_shows_the_sweep_report(swept):
+    browser.require()
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, 'sweep-report.png')
+    seen = browser.inspect(os.path.join(swept, 'report.html'),
+                           screenshot=shot)
+    assert seen['title'].startswith('netsched: sweep of tiny')
+    assert len(seen['images']) >= 5
+    assert seen['broken'] == []
+    assert seen['console'] == []
+    assert seen['requests'] == []
+    assert 'does best' in seen['text'] or 'no policy beats' in seen['text']
+    with open(shot, 'rb') as f:
+        assert f.read(8) == b'\x89PNG\r\n\x1a\n'

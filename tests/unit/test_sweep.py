@@ -1,0 +1,183 @@
+"""netsched sweep on the simulator: the cross product, runs.csv, resuming,
+failures, Ctrl-C, and the report at the end. Each run is a real `netsched
+run` child process of a tiny two-job experiment (about a second)."""
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from netsched.errors import ConfigError
+from netsched.pipeline import sweep
+from tests.unit.tiny import TINY
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope='module')
+def tiny(tmp_path_factory):
+    p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
+    p.write_text(TINY)
+    return str(p)
+
+
+def _sweep(*args, env=None):
+    return subprocess.run([sys.executable, '-m', 'netsched', 'sweep']
+                          + list(args), capture_output=True, text=True,
+                          cwd=ROOT, timeout=600,
+                          env=dict(os.environ, **(env or {})))
+
+
+def _rows(out):
+    with open(os.path.join(out, 'runs.csv'), newline='') as f:
+        return list(csv.DictReader(f))
+
+
+def test_parse_seeds():
+    assert sweep.parse_seeds('1-3,7') == [1, 2, 3, 7]
+    assert sweep.parse_seeds('5') == [5]
+    for bad in ('3-1', 'x', '1-', '-2'):
+        with pytest.raises(ConfigError, match='--seeds'):
+            sweep.parse_seeds(bad)
+
+
+def test_plan_is_the_checked_cross_product(tiny):
+    specs = sweep.plan(tiny, ['fair', 'sebf'], [1, 2],
+                       [('link_gbps', [10, 40]), ('queues', [8, 'exact'])],
+                       ['sim'])
+    assert len(specs) == 2 * 2 * 2 * 2
+    assert len({s.key for s in specs}) == len(specs)
+    assert 'sim-sebf-link_gbps=40-queues=exact-s2' in {s.key for s in specs}
+    with pytest.raises(ConfigError, match='--set link_gbps=0'):
+        sweep.plan(tiny, ['fair'], [1], [('link_gbps', [10, 0])], ['sim'])
+    with pytest.raises(ConfigError, match="unknown policy 'nope'"):
+        sweep.plan(tiny, ['fair', 'nope'], [1], [], ['sim'])
+
+
+def test_sweep_writes_runs_csv_resumes_and_reports(tiny_sweep, tmp_path):
+    out = str(tmp_path / 'sw')
+    shutil.copytree(tiny_sweep['out'], out)
+    rows = _rows(out)
+    assert len(rows) == 8 and {x['status'] for x in rows} == {'ok'}
+    cols = set(rows[0])
+    assert {'run', 'backend', 'policy', 'seed', 'link_gbps', 'status',
+            'wall_s', 'avg_jct_s', 'p95_jct_s', 'avg_iteration_s',
+            'avg_cct_s', 'commit', 'jct_s[small]', 'jct_s[large]',
+            'iter_mean_s[small]'} <= cols
+    for x in rows:
+        run = os.path.join(out, x['run'])
+        with open(os.path.join(run, 'run.json')) as f:
+            assert json.load(f)['commit'] == x['commit'] != ''
+        # the row is the run's own summary
+        with open(os.path.join(run, 'summary.json')) as f:
+            s = json.load(f)
+        assert float(x['avg_jct_s']) == pytest.approx(
+            s['totals']['avg_jct_s'])
+        assert float(x['link_gbps']) * 1e9 == s['link_bps']
+        assert s['seed'] == int(x['seed'])
+    assert os.path.isfile(os.path.join(out, 'report.html'))
+    # again: every run is skipped, the table unchanged
+    args = tiny_sweep['args'][:-1] + [out, '--no-report']
+    r = _sweep(*args[1:])
+    assert r.returncode == 0
+    assert '8 runs, 8 already done' in r.stderr
+    assert _rows(out) == rows
+    # a run whose folder went is run again, alone, to the same result
+    gone = rows[3]['run']
+    os.remove(os.path.join(out, gone, 'summary.json'))
+    r = _sweep(*args[1:])
+    assert '8 runs, 7 already done' in r.stderr and gone in r.stderr
+    assert os.path.isfile(os.path.join(out, gone, 'summary.json'))
+    assert [x['avg_jct_s'] for x in _rows(out)] == \
+        [x['avg_jct_s'] for x in rows]
+    # --force runs them all again
+    r = _sweep(*(args[1:] + ['--force']))
+    assert '8 runs, 0 already done' in r.stderr
+
+
+def test_a_bad_axis_is_named_before_anything_starts(tiny, tmp_path):
+    out = str(tmp_path / 'sw')
+    r = _sweep(tiny, '--set', 'lnk_gbps=10,20', '--out', out)
+    assert r.returncode == 2
+    assert "unknown key 'lnk_gbps'" in r.stderr and 'Traceback' not in \
+        r.stderr
+    assert not os.path.exists(out)
+    r = _sweep(tiny, '--set', 'jobs.7.workers=2,4', '--out', out)
+    assert r.returncode == 2 and 'jobs has 2 item(s); no index 7' in r.stderr
+    assert not os.path.exists(out)
+    # a folder with something else in it is not taken over
+    os.makedirs(out)
+    open(os.path.join(out, 'notes.txt'), 'w').close()
+    r = _sweep(tiny, '--out', out)
+    assert r.returncode == 2 and 'holds no sweep' in r.stderr
+    assert os.listdir(out) == ['notes.txt']
+
+
+def test_failed_runs_are_recorded_and_the_sweep_goes_on(tiny, tmp_path):
+    out = str(tmp_path / 'sw')
+    # a measuring knob the simulator reads only once a run has started
+    r = _sweep(tiny, '--policies', 'fair,sebf', '--out', out, '-j', '1',
+               env={'NETSCHED_SIM_SEND_JITTER_MS': 'bad'})
+    assert r.returncode == 1
+    rows = _rows(out)
+    assert [x['status'] for x in rows] == ['failed', 'failed']
+    assert all('NETSCHED_SIM_SEND_JITTER_MS' in x['error'] for x in rows)
+    assert os.path.isfile(os.path.join(out, 'logs', rows[0]['run'] + '.log'))
+    assert os.path.isfile(os.path.join(out, 'report.html'))
+
+
+def _children_of(out):
+    """Processes still running a run of this sweep (read-only look)."""
+    found = []
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as f:
+                cmd = f.read().decode(errors='replace')
+        except OSError:
+            continue
+        if out in cmd:
+            found.append(int(pid))
+    return found
+
+
+def test_ctrl_c_keeps_finished_runs_and_leaves_nothing_running(tiny,
+                                                               tmp_path):
+    out = str(tmp_path / 'sw')
+    args = [sys.executable, '-m', 'netsched', 'sweep', tiny, '--policies',
+            'fair,sebf', '--seeds', '1-3', '-j', '1', '--out', out,
+            '--no-report']
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if os.path.isfile(os.path.join(out, 'runs.csv')) and \
+                    len(_rows(out)) >= 2:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    rows = _rows(out)
+    ok = [x for x in rows if x['status'] == 'ok']
+    assert 2 <= len(ok) < 6
+    assert {x['status'] for x in rows} <= {'ok', 'interrupted'}
+    assert _children_of(out) == []
+    # the same command finishes the rest
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert '6 runs, %d already done' % len(ok) in r.stderr
+    assert [x['status'] for x in _rows(out)] == ['ok'] * 6
