@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -225,7 +226,7 @@ def cmd_sweep(a):
         axes.append((overrides.key_name(path), values))
     seeds = sweep.parse_seeds(a.seeds)
     backends = ['sim', 'emu'] if a.backend == 'both' else [a.backend]
-    if 'emu' in backends and os.geteuid() != 0:
+    if 'emu' in backends and os.geteuid() != 0 and not a.cluster:
         raise NetschedError('sweep --backend %s: the emulator needs root'
                             % a.backend)
     if a.jobs is not None and a.jobs < 1:
@@ -234,6 +235,9 @@ def cmd_sweep(a):
     specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
     sweep.check_out(a.out, a.experiment)
     baseline = a.baseline or ('fair' if 'fair' in pols else pols[0])
+    if baseline not in pols:
+        raise NetschedError('--baseline %s: not among --policies %s'
+                            % (baseline, ','.join(pols)))
     if a.cluster:
         from .pipeline import cluster
         executor = cluster.ClusterExecutor(a.cluster)
@@ -247,33 +251,41 @@ def cmd_sweep(a):
                   'trace': a.trace and os.path.abspath(a.trace),
                   'cluster': a.cluster, 'command': sys.argv,
                   'commit': run.commit()}
-    table = sweep.run_sweep(specs, a.out, definition, executor, a.force,
-                            progress.SweepProgress())
+    # a closed terminal or a kill stops the sweep as Ctrl-C does: its
+    # runs are in sessions of their own and would go on unwatched
+    old = {sig: signal.signal(sig, _interrupt)
+           for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        table = sweep.run_sweep(specs, a.out, definition, executor,
+                                a.force, progress.SweepProgress())
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        if not a.no_report and os.path.isfile(os.path.join(a.out,
+                                                           'sweep.json')):
+            from .pipeline import report
+            print('report: %s' % report.write(a.out, baseline=baseline))
     rows = [table.rows[s.key] for s in specs if s.key in table.rows]
     failed = [r for r in rows if r['status'] != 'ok']
-    if not a.no_report:
-        from .pipeline import report
-        path = report.write(a.out, baseline=baseline)
-        print('report: %s' % path)
     print('runs: %s (%d ok, %d failed)' % (
         os.path.join(a.out, 'runs.csv'), len(rows) - len(failed),
         len(failed)))
     return 1 if failed else 0
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from .workload import taskgraph
+    from . import run
     exp = _experiment(a)
-    g = exp.graph()
     # everything that can fail, before a word is printed
-    if exp.trace:
+    g, traced, plan = run.check(exp)
+    if traced:
         from .workload import trace
-        ports, cofs = trace.load(exp.trace)
-        racks = trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
-                                 '%s: trace' % a.experiment)
-    plan = taskgraph.build(exp) \
-        if exp.jobs or exp.tuning or exp.backend == 'emu' else None
+        ports, cofs, racks = traced
     print('%s: ok' % a.experiment)
     print('  backend %s, policy %s, seed %d, topology %s (%d hosts), '
           'links %.4g Gbit/s, scale %g (emulated links %.4g Mbit/s), '

@@ -14,8 +14,7 @@ import os
 from . import experiment, metrics, run
 from .errors import ConfigError
 
-METRICS = ('avg_cct_s', 'p95_cct_s', 'avg_jct_s', 'avg_sct_s',
-           'avg_early_iteration_s', 'avg_iteration_s', 'front_tensor_s')
+METRICS = tuple(metrics.TOTALS)
 BACKENDS = ('sim', 'emu')
 
 

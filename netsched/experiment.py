@@ -423,12 +423,14 @@ def load(path, backend=None, policy=None, trace=None, circuits=None,
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ConfigError('--seed must be an integer >= 0, got %r'
                               % (seed,))
-        sets = tuple(sets) + ((('seed',), seed),)
-    d = overrides.apply(d, sets, policy)
+    d = overrides.apply(d, tuple(sets) + (
+        ((('seed',), seed),) if seed is not None else ()), policy)
     try:
         return from_dict(d, path, backend, policy, trace, circuits,
                          sim_packets)
     except ConfigError as e:
+        if not sets:
+            raise
         shown = ' '.join('%s=%s' % (overrides.key_name(k),
                                     overrides.value_text(v))
                          for k, v in sets)

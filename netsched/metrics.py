@@ -15,6 +15,14 @@ import numpy as np
 from . import events as evlog
 
 SUMMARY_FORMAT = 'netsched-summary/1'
+# the run totals (summary.json 'totals') a comparison is made on, lower
+# is better for each, with the words that name them
+TOTALS = {'avg_jct_s': 'average JCT', 'p95_jct_s': 'p95 JCT',
+          'avg_iteration_s': 'mean iteration time',
+          'avg_early_iteration_s': 'early iteration time',
+          'avg_cct_s': 'average CCT', 'p95_cct_s': 'p95 CCT',
+          'avg_sct_s': 'average SCT',
+          'front_tensor_s': 'front-layer tensor latency'}
 
 
 def _stats(x):
@@ -405,6 +413,7 @@ def summarize(m, meta):
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),
             'avg_jct_s': float(np.mean(jcts)) if jcts else None,
+            'p95_jct_s': float(np.percentile(jcts, 95)) if jcts else None,
             'avg_early_iteration_s': float(np.mean(early))
             if early else None,
             'avg_iteration_s': float(np.mean(its)) if its else None,

@@ -23,17 +23,44 @@ def commit():
     tracked files), or the installed version where it is not a git
     checkout."""
     try:
-        sha = subprocess.run(['git', '-C', ROOT, 'rev-parse', 'HEAD'],
+        # safe.directory: root reading a checkout another user owns
+        git = ['git', '-c', 'safe.directory=' + ROOT, '-C', ROOT]
+        sha = subprocess.run(git + ['rev-parse', 'HEAD'],
                              capture_output=True, text=True, timeout=5)
         if sha.returncode != 0:
             return __version__
-        dirty = subprocess.run(['git', '-C', ROOT, 'status', '--porcelain',
-                                '--untracked-files=no'],
+        dirty = subprocess.run(git + ['status', '--porcelain',
+                                      '--untracked-files=no'],
                                capture_output=True, text=True, timeout=5)
         return sha.stdout.strip() + ('-dirty' if dirty.stdout.strip()
                                      else '')
     except (OSError, subprocess.SubprocessError):
         return __version__
+
+
+def check(exp, traces=None):
+    """Everything about ``exp`` that can fail before it runs, beyond
+    the file's own checks (``netsched check``, and every run of a sweep
+    before any starts): the topology, the trace and its racks, the
+    plan (placements, tuning stages). Returns (graph, (ports, coflows,
+    racks) or None, plan or None). ``traces``: a dict that keeps loaded
+    traces for the next call."""
+    from . import topology
+    from .workload import taskgraph, trace
+    g = exp.graph()
+    traced = None
+    if exp.trace:
+        if traces is None or exp.trace not in traces:
+            loaded = trace.load(exp.trace)
+            if traces is not None:
+                traces[exp.trace] = loaded
+        ports, cofs = traces[exp.trace] if traces is not None else loaded
+        traced = ports, cofs, trace.rack_hosts(
+            ports, topology.hosts(g), exp.trace.racks,
+            '%s: trace' % (exp.path or exp.name))
+    plan = taskgraph.build(exp) \
+        if exp.jobs or exp.tuning or exp.backend == 'emu' else None
+    return g, traced, plan
 
 
 def versions():

@@ -90,14 +90,14 @@ class ClusterExecutor:
         error, wall)`` as each ends."""
         self.root, self.on_done = root, on_done
         self._warn_capacity(specs)
-        for spec in specs:
-            f = self.client.submit(
-                _task, spec, self.stop, key=self.prefix + spec.key,
-                pure=False, retries=0,
-                resources={EMULATOR: 1} if spec.backend == 'emu' else None)
-            self.futures[f] = spec
         finished = False
         try:
+            for spec in specs:
+                f = self.client.submit(
+                    _task, spec, self.stop, key=self.prefix + spec.key,
+                    pure=False, retries=0, resources={EMULATOR: 1}
+                    if spec.backend == 'emu' else None)
+                self.futures[f] = spec
             # as_completed waits in 0.1 s slices: Ctrl-C reaches us
             for f in self.distributed.as_completed(
                     list(self.futures), loop=self.client.loop):
@@ -195,8 +195,10 @@ class ClusterExecutor:
                 return
             self.closed = True
         try:
-            if self.stopped:
-                self.stop.clear()           # the scheduler forgets it
+            if self.stopped and not self.futures:
+                # the scheduler forgets it; kept while a task may still
+                # have to see it
+                self.stop.clear()
         finally:
             self.client.close()
 

@@ -12,6 +12,7 @@ bad key or value is reported by the same checks as a bad file, with the
 override named.
 """
 import copy
+import json
 
 import yaml
 
@@ -85,6 +86,16 @@ def value_text(v):
         .strip()
 
 
+def argv_text(v):
+    """A value as ``--set KEY=...`` text that parse() reads back as the
+    same value: strings quoted (``'10'`` stays a string, ``a,b`` one
+    value), the rest in YAML's flow form."""
+    if isinstance(v, str):
+        return json.dumps(v)
+    return yaml.safe_dump(v, default_flow_style=True,
+                          width=float('inf')).split('\n...')[0].strip()
+
+
 def running_policy(d, policy=None):
     """The policy name an experiment mapping runs (``--policy`` wins)."""
     if policy:
@@ -109,7 +120,12 @@ def apply(d, sets, policy=None, where='--set'):
         if path[0] == 'policy_params' and len(path) == 2 \
                 and path[1] not in policies.REGISTRY:
             name = running_policy(out, policy)
-            path = ('policy_params', name, path[1])
+            pol = out.get('policy')
+            if policy is None and isinstance(pol, dict) and path[1] in pol:
+                # the file's policy mapping would win over policy_params
+                path = ('policy', path[1])
+            else:
+                path = ('policy_params', name, path[1])
         _set(out, path, value, shown)
     return out
 

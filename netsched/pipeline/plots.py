@@ -1,8 +1,8 @@
 """Figures of a run and of a crosscheck, from the metrics alone.
 
 The figures are matplotlib Figures made without pyplot: nothing is kept
-in a global registry and no display is needed, so the HTML report can
-embed them and :func:`plot` can write them beside a run's CSVs. Every
+in a global registry and no display is needed, so the HTML report
+(pipeline.report) can embed them and write them beside a run's CSVs. Every
 run figure's title starts with :func:`headline`, and each figure comes
 with a one-sentence caption.
 """
@@ -90,13 +90,9 @@ def save(fig, out_dir, name, fmt='png'):
     return path
 
 
-def plot(out_dir, m, summary, fmt='png'):
-    """Write every run figure into out_dir; returns their paths."""
-    return [save(fig, out_dir, name, fmt)
-            for name, _, fig in run_figures(m, summary)]
-
-
-def _figure(width, height):
+def figure(width, height):
+    """A figure without pyplot (nothing to close; freed with its last
+    reference), constrained layout."""
     fig = Figure(figsize=(width, height), layout='constrained')
     FigureCanvasAgg(fig)        # fig.canvas.draw() works without pyplot
     return fig
@@ -119,7 +115,7 @@ def _iteration_cdf(m, summary):
     by_job = {job: x for job, x in by_job.items() if x}
     if not by_job:
         return None
-    fig = _figure(6.4, 4.4)
+    fig = figure(6.4, 4.4)
     ax = fig.add_subplot()
     for job in sorted(by_job, key=topology._natural):
         ax.step(*_cdf(np.asarray(by_job[job]) * 1e3), where='post',
@@ -141,7 +137,7 @@ def _bars(names, values, colors=None):
     """A figure with one horizontal bar per name, top to bottom, each
     with its value; only every k-th name beyond NAMED_BARS rows."""
     n = len(names)
-    fig = _figure(6.4, min(12.0, 1.7 + 0.26 * n))
+    fig = figure(6.4, min(12.0, 1.7 + 0.26 * n))
     ax = fig.add_subplot()
     bars = ax.barh(range(n), values, color=colors or 'C0')
     step = -(-n // NAMED_BARS)
@@ -247,7 +243,7 @@ def _link_heat(m, summary):
     phases = _phases(m)
     h_heat = 0.8 + 0.2 * len(names)
     h_strip = 0.6 + 0.25 * len(phases) if phases else 0.0
-    fig = _figure(7.5, 1.4 + h_heat + h_strip)
+    fig = figure(7.5, 1.4 + h_heat + h_strip)
     gs = fig.add_gridspec(1 + bool(phases), 2, width_ratios=[40, 1],
                           height_ratios=[h_heat, h_strip] if phases
                           else None)
@@ -291,7 +287,7 @@ def _cct_cdf(m, summary):
                  if c['cct_s'] is not None])
     if not len(x):
         return None
-    fig = _figure(6.4, 4.2)
+    fig = figure(6.4, 4.2)
     ax = fig.add_subplot()
     ax.step(*_cdf(x), where='post')
     decades = math.log10(x[-1] / x[0]) if x[0] > 0 else 0.0
@@ -357,7 +353,7 @@ def _topology(m, summary):
     pos = layout(g)
     rows = collections.Counter(y for _, y in pos.values())
     labels = len(g) <= LABEL_NODES
-    fig = _figure(min(14.0, max(6.5, 0.45 * max(rows.values()) + 2)),
+    fig = figure(min(14.0, max(6.5, 0.45 * max(rows.values()) + 2)),
                   1.6 + 1.1 * len(rows) + 0.4 * labels)
     ax = fig.add_subplot()
     vals = np.array([util[e] for e in edges])
@@ -417,7 +413,7 @@ def _circles(m, summary):
     c = metrics.circle_arcs(m)
     if not c:
         return None
-    fig = _figure(6.6, 7.0)
+    fig = figure(6.6, 7.0)
     ax = fig.add_subplot(projection='polar')
     ax.set_theta_zero_location('N')
     ax.set_theta_direction(-1)
@@ -484,7 +480,7 @@ def _circuits(m, summary):
                                   topology._natural(p[1])))
     planes = sorted({x[0] for x in sched['live']}, key=topology._natural)
     top = g is not None and bool(m['links'])
-    fig = _figure(7, 2.6 * top + 1.8 + 0.35 * len(pairs))
+    fig = figure(7, 2.6 * top + 1.8 + 0.35 * len(pairs))
     axs = fig.subplots(1 + top, 1, sharex=True, squeeze=False,
                        height_ratios=[2, 1 + 0.15 * len(pairs)] if top
                        else None)
@@ -599,7 +595,7 @@ def _cc_totals(report, summaries, pols, head):
               for b, color in zip(crosscheck.BACKENDS, ('C0', 'C1'))]
     if all(v is None for *_, vals in series for v in vals):
         return None
-    fig = _figure(max(6.4, 1.2 * len(pols) + 2), 4.4)
+    fig = figure(max(6.4, 1.2 * len(pols) + 2), 4.4)
     ax = fig.add_subplot()
     _grouped(ax, pols, series)
     ax.set_ylabel('%s (s, lower is better)' % metric)
@@ -638,7 +634,7 @@ def _cc_scatter(report, summaries, pols, head):
     panels = [x for x in panels if x[2]]
     if not panels:
         return None
-    fig = _figure(5.2 * len(panels) + 0.6, 5.4)
+    fig = figure(5.2 * len(panels) + 0.6, 5.4)
     axs = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (kind, label, by_pol) in zip(axs, panels):
         v = np.array([x for xy in by_pol.values() for x in xy]).ravel()
@@ -692,7 +688,7 @@ def _cc_errors(report, summaries, pols, head):
               for kind, label, color in (
                   ('job jct_s', 'jobs\' JCT', 'C2'),
                   ('coflow cct_s', 'coflows\' CCT', 'C4'))]
-    fig = _figure(max(6.4, 1.2 * len(shown) + 2), 4.4)
+    fig = figure(max(6.4, 1.2 * len(shown) + 2), 4.4)
     ax = fig.add_subplot()
     _grouped(ax, shown, series)
     ax.set_ylabel('mean |relative error| (%)')
@@ -701,3 +697,35 @@ def _cc_errors(report, summaries, pols, head):
     return ('crosscheck_errors', 'The emulator\'s mean relative distance '
             'from the simulator per policy, over the jobs\' JCTs and the '
             'coflows\' CCTs (both runs of a policy needed).', fig)
+
+
+def diagonal(ax, top):
+    """Axes from 0 to a little above ``top`` on both sides, with the
+    y = x line (where two measures agree) in grey."""
+    top *= 1.05
+    ax.plot([0, top], [0, top], color='0.6', lw=1, zorder=1)
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+
+
+def compare_figures(rep):
+    """A compare folder's figure: B's value against A's per job and per
+    coflow (compare.json's rows), on the y = x line."""
+    kinds = sorted({r[0] for r in rep['rows'] if r[2] is not None
+                    and r[3] is not None})
+    if not kinds:
+        return []
+    fig = figure(3.8 * len(kinds) + 0.5, 3.8)
+    axs = fig.subplots(1, len(kinds), squeeze=False)
+    for ax, k in zip(axs[0], kinds):
+        pts = [(r[2], r[3]) for r in rep['rows'] if r[0] == k
+               and r[2] is not None and r[3] is not None]
+        x, y = zip(*pts)
+        diagonal(ax, max(max(x), max(y)))
+        ax.scatter(x, y, s=12, zorder=2)
+        ax.set_xlabel('A: %s (s)' % k)
+        ax.set_ylabel('B (s)')
+        ax.grid(alpha=0.3)
+    fig.suptitle('%s (B) against %s (A)' % (rep['b_label'], rep['a_label']))
+    return [('compare', 'Each job\'s and coflow\'s value in B against A; '
+             'points on the grey line are equal.', fig)]

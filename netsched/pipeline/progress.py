@@ -49,13 +49,16 @@ class SweepProgress:
                                                row.get('error') or ''))
             return
         n = self.ok + self.failed + self.interrupted + self.skipped
+        ran = n - self.skipped
+        eta = (time.monotonic() - self.t0) / ran * (self.total - n)
         metric = next(('%s %.4g' % (m, row[m]) for m in (
             'avg_jct_s', 'avg_cct_s', 'avg_sct_s', 'avg_iteration_s')
             if row.get(m) is not None), '')
-        self._line('[%*d/%d] %-11s %s  %.1f s%s%s' % (
+        self._line('[%*d/%d] %-11s %s  %.1f s%s%s  (ETA %s)' % (
             len(str(self.total)), n, self.total, row['status'], key,
             row.get('wall_s') or 0, '  ' + metric if metric else '',
-            '  ' + row['error'] if row.get('error') else ''))
+            '  ' + row['error'] if row.get('error') else '',
+            time.strftime('%H:%M:%S', time.gmtime(eta))))
 
     def _postfix(self):
         self.bar.set_postfix_str('done %d, failed %d, skipped %d%s' % (

@@ -27,8 +27,6 @@ def kind(path):
                  ('compare', 'compare.json'), ('run', 'summary.json')):
         if os.path.isfile(os.path.join(path, f)):
             return k
-    if os.path.isfile(os.path.join(path, 'events.jsonl')):
-        return 'run'
     raise ConfigError('%s: not a run, sweep, crosscheck or compare folder '
                       '(no summary.json, sweep.json, crosscheck.json or '
                       'compare.json)' % path)
@@ -61,7 +59,7 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
                 made=time.strftime('%Y-%m-%d %H:%M:%S'))
     out = os.path.join(path, 'report.html')
     tmp = out + '.tmp'
-    with open(tmp, 'w') as f:
+    with open(tmp, 'w', encoding='utf-8') as f:
         f.write(render(page))
     os.replace(tmp, out)
     return out
@@ -84,7 +82,7 @@ def _figure(path, name, caption, fig, fmt, figdir):
     # figures of several panels get the page's whole width
     wide = fig.get_figwidth() > 7.5
     file = None
-    if fmt is None or fmt != 'png':
+    if fmt != 'png':
         buf = io.BytesIO()
         fig.savefig(buf, format='png', dpi=110)
         png = buf.getvalue()
@@ -96,9 +94,6 @@ def _figure(path, name, caption, fig, fmt, figdir):
         if fmt == 'png':
             with open(saved, 'rb') as f:
                 png = f.read()
-    else:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
     return {'name': name, 'caption': caption, 'file': file, 'wide': wide,
             'png': base64.b64encode(png).decode('ascii')}
 
@@ -177,8 +172,8 @@ def _sweep(path, baseline=None):
         figs += sweep_plots.cdfs(path, ok, policies, axes, title)
         figs += sweep_plots.lines(ok, policies, shown[:2], axes, title)
         figs += sweep_plots.backends(ok, policies, primary, axes, title)
-    cols = [c for c in (['run', 'backend', 'policy', 'seed'] + axes
-                        + ['status'] + metrics + ['wall_s', 'error'])]
+    cols = ['run', 'backend', 'policy', 'seed'] + axes + ['status'] + \
+        metrics + ['wall_s', 'error']
     return {
         'title': 'sweep of %s' % title,
         'sweep': d, 'baseline': baseline, 'primary': primary,
@@ -186,6 +181,7 @@ def _sweep(path, baseline=None):
         'baseline_missing': bool(ok) and not any(
             r['policy'] == baseline for r in ok),
         'ratios': ratios, 'matrix': _matrix(ratios, metrics),
+        'means': _means(ok, policies, metrics, axes),
         'backends': _backends(path, ok, policies, primary, axes),
         'metrics': metrics, 'axes': axes,
         'policies': policies,
@@ -226,7 +222,25 @@ def _backends(path, rows, policies, primary, axes):
              'ratio': mean(v['ratios']), 'jobs': mean(v['jobs']),
              'coflows': mean(v['coflows'])}
             for k, v in sorted(out.items(), key=lambda kv: [
-                str(x) for x in kv[0]])]
+                stats.sort_key(x) for x in kv[0]])]
+
+
+def _means(rows, policies, metrics, axes):
+    """Each policy's mean of every metric with its 95% interval over
+    seeds, a table per group: (group label, [(policy, {metric: (mean,
+    low, high, n)})])."""
+    out = []
+    for g, rs in stats.groups(rows, axes):
+        table = []
+        for p in policies:
+            mine = [r for r in rs if r['policy'] == p]
+            if mine:
+                table.append((p, {m: stats.mean_ci([r.get(m) for r in mine])
+                                  + (sum(r.get(m) is not None
+                                         for r in mine),)
+                                  for m in metrics}))
+        out.append((sweep_plots.group_label(g), table))
+    return out
 
 
 def _matrix(ratios, metrics):
@@ -250,7 +264,9 @@ def _answer(ratios, primary, baseline, policies):
             by_group.setdefault(sweep_plots.group_label(r['group']),
                                 []).append(r)
     for g, rs in by_group.items():
-        best = min(rs, key=lambda r: r['ratio'])
+        # the best of those whose interval is below 1, else the lowest
+        better = [r for r in rs if r['verdict'] == 'better']
+        best = min(better or rs, key=lambda r: r['ratio'])
         label = sweep_plots.NAMES.get(primary, primary)
         if best['low'] is None:
             out.append('%s: %s has the lowest %s, %.3f× %s\'s on one '
@@ -261,7 +277,7 @@ def _answer(ratios, primary, baseline, policies):
         pct = 100 * abs(1 - best['ratio'])
         ci = '95%% CI %.3f–%.3f, %d seeds' % (best['low'], best['high'],
                                               best['n'])
-        if best['verdict'] == 'better':
+        if better:
             out.append('%s: %s does best: %s %.3f× %s\'s (%s), %.1f%% '
                        'lower.' % (g, best['policy'], label, best['ratio'],
                                    baseline, ci, pct))
@@ -301,41 +317,13 @@ def _crosscheck(path, baseline=None):
 
 def _compare(path, baseline=None):
     from .. import metrics
+    from . import plots
     rep = _read_json(os.path.join(path, 'compare.json'), 'compare.json')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
             'compare': rep,
             'stats': sorted(metrics.error_stats(
                 [tuple(r) for r in rep['rows']]).items()),
-            'figures': compare_figures(rep)}
-
-
-def compare_figures(rep):
-    """B's value against A's per job and coflow, on the y = x line."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    kinds = sorted({r[0] for r in rep['rows'] if r[2] is not None
-                    and r[3] is not None})
-    if not kinds:
-        return []
-    fig, axs = plt.subplots(1, len(kinds), squeeze=False,
-                            figsize=(3.8 * len(kinds) + 0.5, 3.8),
-                            layout='constrained')
-    for ax, k in zip(axs[0], kinds):
-        pts = [(r[2], r[3]) for r in rep['rows'] if r[0] == k
-               and r[2] is not None and r[3] is not None]
-        x, y = zip(*pts)
-        top = max(max(x), max(y)) * 1.05
-        ax.plot([0, top], [0, top], color='0.6', lw=1, zorder=1)
-        ax.scatter(x, y, s=12, zorder=2)
-        ax.set_xlim(0, top)
-        ax.set_ylim(0, top)
-        ax.set_xlabel('A: %s (s)' % k)
-        ax.set_ylabel('B (s)')
-        ax.grid(alpha=0.3)
-    fig.suptitle('%s (B) against %s (A)' % (rep['b_label'], rep['a_label']))
-    return [('compare', 'Each job\'s and coflow\'s value in B against A; '
-             'points on the grey line are equal.', fig)]
+            'figures': plots.compare_figures(rep)}
 
 
 def write_compare(out_dir, a, b, sa, sb, rows):

@@ -19,9 +19,16 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
 
 
 def t975(df):
+    """Student's t quantile for a two-sided 95% interval: the table to
+    30 degrees of freedom, then the Cornish-Fisher expansion around the
+    normal quantile (within 0.001 of the exact value beyond 30)."""
     if df < 1:
         raise ValueError('no degrees of freedom')
-    return _T975[df - 1] if df <= len(_T975) else 1.960
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + \
+        (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
 
 
 def mean_ci(xs):
@@ -65,19 +72,41 @@ def verdict(ratio, lo, hi):
     return 'no difference'
 
 
+def sort_key(x):
+    """Numbers in numeric order before text (axis cells are text)."""
+    try:
+        return (0, float(x), '')
+    except (TypeError, ValueError):
+        return (1, 0.0, str(x))
+
+
+def groups(rows, axes):
+    """(group, rows) per backend and value of every other axis, in
+    order; a group is {'backend': b, axis: value, ...}."""
+    out = {}
+    for r in rows:
+        out.setdefault((r['backend'],) + tuple(r.get(a) for a in axes),
+                       []).append(r)
+    return [(dict(zip(('backend',) + tuple(axes), g)), rs) for g, rs in
+            sorted(out.items(), key=lambda kv: [sort_key(x)
+                                                for x in kv[0]])]
+
+
+def _positive(x):
+    return x is not None and x > 0
+
+
 def against_baseline(rows, baseline, metrics, axes):
     """Per (backend, other axis values) group and policy: each metric's
     ratio to the baseline's, paired by seed. ``rows``: runs.csv rows
     with status ok; ``axes``: the swept keys besides policy and seed.
     Returns a list of dicts: group, policy, metric, ratio, low, high,
-    n, verdict, mean, base_mean."""
-    groups = {}
-    for r in rows:
-        g = (r['backend'],) + tuple(r.get(a) for a in axes)
-        groups.setdefault(g, {}).setdefault(r['policy'], {})[r['seed']] = r
+    n, unpaired, verdict, mean and base_mean (over the paired seeds)."""
     out = []
-    for g, by_pol in sorted(groups.items(), key=lambda kv: [
-            str(x) for x in kv[0]]):
+    for group, rs in groups(rows, axes):
+        by_pol = {}
+        for r in rs:
+            by_pol.setdefault(r['policy'], {})[r['seed']] = r
         base = by_pol.get(baseline)
         if base is None:
             continue
@@ -85,17 +114,20 @@ def against_baseline(rows, baseline, metrics, axes):
             if pol == baseline:
                 continue
             for m in metrics:
-                seeds = sorted(set(by_seed) & set(base))
-                pairs = [(by_seed[s].get(m), base[s].get(m)) for s in seeds]
-                ratio, lo, hi, n = ratio_ci(pairs)
-                if n == 0:
+                seeds = [sd for sd in sorted(set(by_seed) & set(base))
+                         if _positive(by_seed[sd].get(m))
+                         and _positive(base[sd].get(m))]
+                if not seeds:
                     continue
+                ratio, lo, hi, n = ratio_ci([(by_seed[sd][m], base[sd][m])
+                                             for sd in seeds])
                 out.append({
-                    'group': dict(zip(('backend',) + tuple(axes), g)),
+                    'group': group,
                     'policy': pol, 'metric': m, 'ratio': ratio,
                     'low': lo, 'high': hi, 'n': n,
+                    # seeds either run has without a value to pair
+                    'unpaired': len(set(by_seed) | set(base)) - n,
                     'verdict': verdict(ratio, lo, hi),
-                    'mean': mean_ci([by_seed[s].get(m) for s in seeds])[0],
-                    'base_mean': mean_ci([base[s].get(m)
-                                          for s in seeds])[0]})
+                    'mean': mean_ci([by_seed[sd][m] for sd in seeds])[0],
+                    'base_mean': mean_ci([base[sd][m] for sd in seeds])[0]})
     return out

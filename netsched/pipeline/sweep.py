@@ -9,14 +9,15 @@ same sweep again skips the runs whose row says ``ok`` and whose summary
 is there.
 
 Every run is ``netsched run`` in a child process: the same code path as
-a run by hand, its own interpreter (simulations in parallel use both
-cores; an emulation owns its signals and teardown), and nothing shared
-that a crash could corrupt. Simulations run ``jobs`` at a time, the
-emulations one at a time beside them (OVS and interface names are
-shared). ``--cluster`` hands the same runs to Dask workers
-(pipeline.cluster).
+a run by hand, its own interpreter (simulations in parallel use every
+core; an emulation owns its signals and teardown), and nothing shared
+that a crash could corrupt. Simulations run ``jobs`` at a time, then the
+emulations one at a time and alone (OVS and interface names are shared,
+and their timing is what they measure). ``--cluster`` hands the same
+runs to Dask workers (pipeline.cluster).
 """
 import csv
+import hashlib
 import itertools
 import json
 import os
@@ -30,14 +31,13 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from .. import metrics
 from ..errors import ConfigError
 from . import overrides
 
 # the headline totals of a run, in runs.csv and the report (lower is
 # better for every one)
-HEADLINE = ('avg_jct_s', 'p95_jct_s', 'avg_iteration_s',
-            'avg_early_iteration_s', 'avg_cct_s', 'p95_cct_s', 'avg_sct_s',
-            'front_tensor_s')
+HEADLINE = tuple(metrics.TOTALS)
 STATUSES = ('ok', 'failed', 'interrupted')
 
 
@@ -58,7 +58,7 @@ class RunSpec:
              '--policy', self.policy, '--seed', str(self.seed),
              '--out', out_dir]
         for k, v in self.sets:
-            a += ['--set', '%s=%s' % (k, overrides.value_text(v))]
+            a += ['--set', '%s=%s' % (k, overrides.argv_text(v))]
         if self.trace:
             a += ['--trace', self.trace]
         return a
@@ -94,10 +94,18 @@ def _slug(text):
     return re.sub(r'[^A-Za-z0-9._=+-]+', '_', str(text)).strip('_') or '_'
 
 
+# keys the sweep's own flags set: an axis of them would be overridden
+OWN_FLAGS = {'seed': '--seeds', 'policy': '--policies',
+             'backend': '--backend'}
+
+
 def plan(experiment, policies, seeds, axes, backends, trace=None):
-    """The runs of a sweep, every one checked (as ``netsched check``
-    would) before any starts. ``axes``: [(dotted key, [values])]."""
-    from .. import experiment as expmod
+    """The runs of a sweep, every one checked as ``netsched check``
+    checks it, before any starts. ``axes``: [(dotted key, [values])].
+    Two values of an axis that give the same experiment (the value is
+    overridden elsewhere) are an error: the sweep would label identical
+    runs apart."""
+    from .. import experiment as expmod, run
     if not policies:
         raise ConfigError('--policies: name at least one policy')
     if len(set(policies)) != len(policies):
@@ -107,37 +115,84 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
     if len(set(keys)) != len(keys):
         raise ConfigError('--set names key %r twice'
                           % next(k for k in keys if keys.count(k) > 1))
+    for k in keys:
+        if k in OWN_FLAGS:
+            raise ConfigError('--set %s: sweep %ss with %s' % (
+                k, k, OWN_FLAGS[k]))
     path = os.path.abspath(experiment)
-    specs, seen = [], set()
+    specs, seen, traces = [], set(), {}
     combos = list(itertools.product(*[vs for _, vs in axes])) if axes \
         else [()]
     for b in backends:
         for p in policies:
-            for combo in combos:
-                sets = tuple(zip(keys, combo))
-                for s in seeds:
-                    expmod.load(path, backend=b, policy=p, seed=s,
-                                trace=trace,
-                                sets=[(overrides.split_key(k), v)
-                                      for k, v in sets])
-                    key = '-'.join([b, _slug(p)] + [
-                        _slug('%s=%s' % (k, overrides.value_text(v)))
-                        for k, v in sets] + ['s%d' % s])
-                    if key in seen:          # two values with one slug
-                        key += '-%d' % len(seen)
+            for s in seeds:
+                made = []
+                for combo in combos:
+                    sets = tuple(zip(keys, combo))
+                    exp = expmod.load(path, backend=b, policy=p, seed=s,
+                                      trace=trace,
+                                      sets=[(overrides.split_key(k), v)
+                                            for k, v in sets])
+                    run.check(exp, traces)
+                    _distinct(exp, sets, made, p)
+                    key = run_key(b, p, sets, s)
+                    if key in seen:
+                        raise ConfigError('--set: two values name the same '
+                                          'run folder %s' % key)
                     seen.add(key)
                     specs.append(RunSpec(key, path, b, p, s, sets,
                                          trace and os.path.abspath(trace)))
-    return specs
+    order = {k: i for i, k in enumerate(
+        run_key(b, p, tuple(zip(keys, c)), s) for b in backends
+        for p in policies for c in combos for s in seeds)}
+    return sorted(specs, key=lambda sp: order[sp.key])
+
+
+def _distinct(exp, sets, made, policy):
+    for other, other_sets in made:
+        if other == exp:
+            diff = ', '.join('%s=%s' % (k, overrides.value_text(v))
+                             for (k, v), (_, w) in zip(sets, other_sets)
+                             if v != w)
+            was = ', '.join('%s=%s' % (k, overrides.value_text(w))
+                            for (k, v), (_, w) in zip(sets, other_sets)
+                            if v != w)
+            raise ConfigError(
+                '--set %s gives the same experiment as %s under policy %s: '
+                'the value is overridden (by the policy\'s own parameters '
+                'in --policies, or the file)' % (diff, was, policy))
+    made.append((exp, sets))
+
+
+def run_key(backend, policy, sets, seed):
+    """A run's folder name: backend, policy, each axis value, seed; a
+    value whose name is not safe in a path gets a short hash of its
+    exact text, so no two values share a folder."""
+    parts = [backend, _slug(policy)]
+    for k, v in sets:
+        text = '%s=%s' % (k, overrides.value_text(v))
+        slug = _slug(text)
+        if slug != text:
+            slug += '~' + hashlib.sha1(text.encode()).hexdigest()[:6]
+        parts.append(slug)
+    return '-'.join(parts + ['s%d' % seed])
 
 
 def check_out(root, experiment):
     """A sweep folder is new, empty, or a sweep of the same experiment
     (which the sweep then resumes or extends)."""
     if not os.path.exists(root):
+        parent = os.path.dirname(os.path.abspath(root))
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ConfigError('--out %s: cannot be made (%s is not '
+                              'writable)' % (root, parent))
         return
     if not os.path.isdir(root):
         raise ConfigError('--out %s: exists and is not a folder' % root)
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise ConfigError('--out %s: not writable' % root)
     meta = os.path.join(root, 'sweep.json')
     if not os.path.isfile(meta):
         if os.listdir(root):
@@ -260,10 +315,7 @@ def headline(summary):
     """The headline metrics of one run's summary, with per-job columns
     ``jct_s[JOB]`` and ``iter_mean_s[JOB]``."""
     tot = summary.get('totals', {})
-    jcts = sorted(j['jct_s'] for j in summary.get('jobs', {}).values()
-                  if j.get('jct_s') is not None)
-    out = {m: tot.get(m) for m in HEADLINE if m != 'p95_jct_s'}
-    out['p95_jct_s'] = _percentile(jcts, 95) if jcts else None
+    out = {m: tot.get(m) for m in HEADLINE}
     out['jobs_done'] = tot.get('jobs_done')
     out['coflows_done'] = tot.get('coflows_done')
     for j, rec in sorted(summary.get('jobs', {}).items()):
@@ -271,11 +323,6 @@ def headline(summary):
         out['iter_mean_s[%s]' % j] = rec.get('iteration_time_s', {}) \
             .get('mean')
     return out
-
-
-def _percentile(xs, q):
-    import numpy as np
-    return float(np.percentile(xs, q))
 
 
 class Table:
@@ -290,10 +337,11 @@ class Table:
         self.path = path
         self.axes = list(axes)
         self.rows = {}
-        self.lock = threading.Lock()
         if os.path.isfile(path):
-            for r in read_rows(path):
-                self.rows[r['run']] = r
+            # kept as written: a row of an earlier run is rewritten as is
+            with open(path, newline='') as f:
+                for r in csv.DictReader(f):
+                    self.rows[r['run']] = r
 
     def done(self, spec, root):
         r = self.rows.get(spec.key)
@@ -301,10 +349,9 @@ class Table:
             os.path.isfile(os.path.join(root, spec.key, 'summary.json'))
 
     def add(self, r):
-        with self.lock:
-            r = dict(r, out=r['run'])
-            self.rows[r['run']] = r
-            self.write()
+        """A finished run's row (the caller serialises calls)."""
+        self.rows[r['run']] = dict(r, out=r['run'])
+        self.write()
 
     def columns(self):
         cols = list(self.FIRST) + [a for a in self.axes
@@ -329,8 +376,12 @@ class Table:
         os.replace(tmp, self.path)
 
 
+NUMBERS = ('wall_s', 'jobs_done', 'coflows_done') + HEADLINE
+
+
 def read_rows(path):
-    """runs.csv as dicts, numbers as floats (seed as int), '' as None."""
+    """runs.csv as dicts, '' as None; the seed an int and the metrics
+    floats; everything else (axis values among it) text as written."""
     out = []
     with open(path, newline='') as f:
         for r in csv.DictReader(f):
@@ -338,64 +389,59 @@ def read_rows(path):
             for k, v in r.items():
                 if v == '' or v is None:
                     d[k] = None
-                elif k in ('run', 'commit', 'error', 'status', 'policy',
-                           'backend', 'out'):
-                    d[k] = v
+                elif k == 'seed':
+                    d[k] = int(v)
+                elif k in NUMBERS or '[' in k:
+                    d[k] = float(v)
                 else:
-                    d[k] = _number(v)
+                    d[k] = v
             out.append(d)
     return out
-
-
-def _number(v):
-    """A cell as an int, else a float, else the text."""
-    for kind in (int, float):
-        try:
-            return kind(v)
-        except ValueError:
-            pass
-    return v
 
 
 # --- the executors ---------------------------------------------------------
 
 class LocalExecutor:
-    """Runs specs on this machine: simulations ``jobs`` at a time, the
-    emulations one at a time beside them."""
+    """Runs specs on this machine: the simulations ``jobs`` at a time,
+    then the emulations one at a time, alone, so that nothing competes
+    with their timing (they also share OVS and interface names)."""
 
     def __init__(self, jobs=None):
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.stop = threading.Event()
-        self.procs = {}
 
     def run(self, specs, root, on_done):
         """Run every spec into ``root/<key>``; ``on_done(spec, status,
         error, wall)`` as each ends (from a worker thread)."""
-        sims = ThreadPoolExecutor(self.jobs, thread_name_prefix='sim')
-        emus = ThreadPoolExecutor(1, thread_name_prefix='emu')
-        futs = []
-        for spec in specs:
-            pool = emus if spec.backend == 'emu' else sims
-            futs.append(pool.submit(self._one, spec, root, on_done))
+        for backend, n in (('sim', self.jobs), ('emu', 1)):
+            todo = [s for s in specs if s.backend == backend]
+            if todo and not self.stop.is_set():
+                self._pool(todo, n, root, on_done)
+
+    def _pool(self, specs, n, root, on_done):
+        pool = ThreadPoolExecutor(n, thread_name_prefix='run')
         try:
+            futs = [pool.submit(self._one, s, root, on_done) for s in specs]
             pending = set(futs)
             while pending:
                 # short waits: the main thread must stay interruptible
                 _, pending = wait(pending, 0.5, FIRST_COMPLETED)
-            for f in futs:
-                f.result()
         finally:
-            self.stop.set()
-            sims.shutdown(wait=True, cancel_futures=True)
-            emus.shutdown(wait=True, cancel_futures=True)
+            if pending:           # leaving early: stop what runs
+                self.stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _one(self, spec, root, on_done):
         if self.stop.is_set():
             return
         out = os.path.join(root, spec.key)
-        status, err, wall = execute(
-            spec, out, os.path.join(root, 'logs', spec.key + '.log'),
-            stop=self.stop)
+        try:
+            status, err, wall = execute(
+                spec, out, os.path.join(root, 'logs', spec.key + '.log'),
+                stop=self.stop)
+        except Exception as e:          # recorded; the sweep goes on
+            status, err, wall = 'failed', 'netsched sweep: %s: %s' % (
+                type(e).__name__, e), 0.0
         on_done(spec, status, err, wall)
 
     def interrupt(self):
@@ -411,9 +457,12 @@ def run_sweep(specs, root, definition, executor, force=False,
     """Run the specs not yet done into ``root``; returns the Table.
     ``definition`` goes to sweep.json; ``progress``: a pipeline.progress
     bar (total, skipped, ok, failed)."""
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, 'sweep.json'), 'w') as f:
-        json.dump(definition, f, indent=1)
+    try:
+        os.makedirs(root, exist_ok=True)
+        with open(os.path.join(root, 'sweep.json'), 'w') as f:
+            json.dump(definition, f, indent=1)
+    except OSError as e:
+        raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
     table = Table(os.path.join(root, 'runs.csv'),
                   [k for k, _ in definition.get('sets', [])])
     todo = [s for s in specs if force or not table.done(s, root)]
@@ -421,11 +470,14 @@ def run_sweep(specs, root, definition, executor, force=False,
     if progress:
         progress.start(len(specs), skipped)
 
+    lock = threading.Lock()
+
     def on_done(spec, status, err, wall):
         r = row(spec, os.path.join(root, spec.key), status, err, wall)
-        table.add(r)
-        if progress:
-            progress.update(spec.key, r)
+        with lock:                      # runs end on several threads
+            table.add(r)
+            if progress:
+                progress.update(spec.key, r)
     try:
         executor.run(todo, root, on_done)
     except KeyboardInterrupt:

@@ -8,14 +8,11 @@ import os
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from .. import metrics
 from . import stats
+from .plots import diagonal, figure
 
-NAMES = {'avg_jct_s': 'average JCT', 'p95_jct_s': 'p95 JCT',
-         'avg_iteration_s': 'mean iteration time',
-         'avg_early_iteration_s': 'early iteration time',
-         'avg_cct_s': 'average CCT', 'p95_cct_s': 'p95 CCT',
-         'avg_sct_s': 'average SCT',
-         'front_tensor_s': 'front-layer tensor latency'}
+NAMES = metrics.TOTALS
 
 
 def axis_label(m):
@@ -28,13 +25,9 @@ DISTRIBUTIONS = (('iteration', 'iterations.csv', 'iteration_time_s',
                   'coflow completion time (s)'),
                  ('sct', 'stages.csv', 'sct_s', 'stage completion time (s)'))
 MAX_GROUPS = 8
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    return plt
+# a line's style tells the other axes' values apart (its colour is the
+# policy's)
+STYLES = ('-', '--', ':', '-.')
 
 
 def group_label(group):
@@ -43,31 +36,15 @@ def group_label(group):
                                            group.items() if k != 'backend'])
 
 
-def groups(rows, axes):
-    """(group dict, rows) per backend and other axis values, in order."""
-    out = {}
-    for r in rows:
-        g = (r['backend'],) + tuple(r.get(a) for a in axes)
-        out.setdefault(g, []).append(r)
-    return [(dict(zip(('backend',) + tuple(axes), g)), rs)
-            for g, rs in sorted(out.items(),
-                                key=lambda kv: [_sortable(x)
-                                                for x in kv[0]])]
-
-
-def _sortable(x):
-    return (0, x, '') if isinstance(x, (int, float)) else (1, 0, str(x))
-
-
-def bars(rows, policies, metrics, axes, title):
+def bars(rows, policies, shown, axes, title):
     """Per metric: each policy's mean over seeds with its 95% interval,
     one cluster of bars per group (backend and axis values)."""
-    plt = _plt()
-    gs = groups(rows, axes)[:MAX_GROUPS]
+    gs = stats.groups(rows, axes)[:MAX_GROUPS]
     out = []
-    for m in metrics:
-        fig, ax = plt.subplots(figsize=(max(5.5, 0.9 * len(gs) * len(
-            policies) ** 0.5 + 2.5), 3.6), layout='constrained')
+    for m in shown:
+        fig = figure(max(5.5, 0.9 * len(gs) * len(policies) ** 0.5 + 2.5),
+                     3.6)
+        ax = fig.subplots()
         width = 0.8 / max(1, len(policies))
         x = np.arange(len(gs))
         for i, p in enumerate(policies):
@@ -108,9 +85,8 @@ def read_column(run_dir, fname, column):
 def cdfs(root, rows, policies, axes, title):
     """Per group: CDFs of iteration time, JCT, CCT and SCT, each
     policy's runs pooled over seeds."""
-    plt = _plt()
     out = []
-    for g, rs in groups(rows, axes)[:MAX_GROUPS]:
+    for g, rs in stats.groups(rows, axes)[:MAX_GROUPS]:
         data = {}
         for name, fname, col, label in DISTRIBUTIONS:
             per = {p: [x for r in rs if r['policy'] == p
@@ -122,8 +98,8 @@ def cdfs(root, rows, policies, axes, title):
         if not data:
             continue
         n = len(data)
-        fig, axs = plt.subplots(1, n, figsize=(3.6 * n + 0.5, 3.4),
-                                layout='constrained', squeeze=False)
+        fig = figure(3.6 * n + 0.5, 3.4)
+        axs = fig.subplots(1, n, squeeze=False)
         for ax, (name, (label, per)) in zip(axs[0], data.items()):
             for i, p in enumerate(policies):
                 x = np.sort(per.get(p) or [])
@@ -157,39 +133,44 @@ def _file_part(text):
 
 
 def numeric_axes(rows, axes):
-    """The swept keys whose values are all numbers (two or more)."""
-    out = []
+    """The swept keys whose values (text in runs.csv) are all numbers,
+    two or more of them: {key: {cell: number}}."""
+    out = {}
     for a in axes:
-        vals = {r.get(a) for r in rows}
-        if len(vals) > 1 and all(isinstance(v, (int, float))
-                                 for v in vals):
-            out.append(a)
+        try:
+            vals = {r.get(a): float(r.get(a)) for r in rows}
+        except (TypeError, ValueError):
+            continue
+        if len(vals) > 1:
+            out[a] = vals
     return out
 
 
-def lines(rows, policies, metrics, axes, title):
+def lines(rows, policies, shown, axes, title):
     """Per numeric axis and metric: each policy's mean with its 95%
     interval against the axis value, a line per policy and other axis
-    values, a panel per backend."""
-    plt = _plt()
+    values (in the policy's colour), a panel per backend."""
     out = []
-    for a in numeric_axes(rows, axes):
+    for a, number in numeric_axes(rows, axes).items():
         others = [x for x in axes if x != a]
         backends = sorted({r['backend'] for r in rows})
-        for m in metrics:
-            fig, axs = plt.subplots(1, len(backends), squeeze=False,
-                                    figsize=(5 * len(backends) + 1, 3.8),
-                                    layout='constrained')
+        xs_all = sorted(set(number.values()))
+        for m in shown:
+            fig = figure(5 * len(backends) + 1, 3.8)
+            axs = fig.subplots(1, len(backends), squeeze=False)
             for ax, b in zip(axs[0], backends):
-                series = {}
+                series, rest = {}, {}
                 for r in rows:
                     if r['backend'] != b:
                         continue
-                    label = ', '.join([r['policy']] + ['%s=%s' % (
-                        o, r.get(o)) for o in others])
-                    series.setdefault(label, {}).setdefault(
-                        r[a], []).append(r.get(m))
-                for i, (label, by_x) in enumerate(sorted(series.items())):
+                    k = (r['policy'],) + tuple(r.get(o) for o in others)
+                    series.setdefault(k, {}).setdefault(
+                        number[r[a]], []).append(r.get(m))
+                for j, (k, by_x) in enumerate(sorted(
+                        series.items(), key=lambda kv: (
+                            policies.index(kv[0][0])
+                            if kv[0][0] in policies else len(policies),
+                            [stats.sort_key(x) for x in kv[0][1:]]))):
                     xs = sorted(by_x)
                     cis = [stats.mean_ci(by_x[x]) for x in xs]
                     ys = np.array([np.nan if c[0] is None else c[0]
@@ -198,11 +179,19 @@ def lines(rows, policies, metrics, axes, title):
                                    for c in cis])
                     hi = np.array([0 if c[2] is None else c[2] - c[0]
                                    for c in cis])
+                    i = policies.index(k[0]) if k[0] in policies else j
                     ax.errorbar(xs, ys, yerr=[lo, hi], marker='o',
-                                capsize=3, label=label,
-                                color='C%d' % (i % 10))
+                                capsize=3, color='C%d' % (i % 10),
+                                label=', '.join([k[0]] + [
+                                    '%s=%s' % (o, v) for o, v in
+                                    zip(others, k[1:])]),
+                                linestyle=STYLES[rest.setdefault(
+                                    k[1:], len(rest)) % len(STYLES)])
+                if xs_all[0] > 0 and xs_all[-1] / xs_all[0] > 20:
+                    ax.set_xscale('log')      # values over decades
+                    ax.xaxis.set_minor_formatter(NullFormatter())
+                ax.set_xticks(xs_all, ['%g' % x for x in xs_all])
                 ax.set_xlabel(a)
-                ax.set_xticks(sorted({r[a] for r in rows}))
                 ax.set_ylabel(axis_label(m))
                 ax.set_title(b)
                 ax.grid(alpha=0.3)
@@ -229,18 +218,15 @@ def backends(rows, policies, metric, axes, title):
             and v.get('emu') is not None}
     if not both:
         return []
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5, 4.4), layout='constrained')
-    top = 1.05 * max(max(v['sim'], v['emu']) for v in both.values())
-    ax.plot([0, top], [0, top], color='0.6', lw=1, zorder=1)
+    fig = figure(5, 4.4)
+    ax = fig.subplots()
+    diagonal(ax, max(max(v['sim'], v['emu']) for v in both.values()))
     for i, p in enumerate(policies):
         xy = [(v['sim'], v['emu']) for k, v in both.items() if k[0] == p]
         if xy:
             x, y = zip(*xy)
             ax.scatter(x, y, s=18, label=p, color='C%d' % (i % 10),
                        zorder=2)
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, top)
     ax.set_xlabel('simulator: ' + axis_label(metric))
     ax.set_ylabel('emulator: ' + axis_label(metric))
     ax.set_title('%s: emulator against simulator\n%s, one point per run'
@@ -250,3 +236,4 @@ def backends(rows, policies, metric, axes, title):
     return [('backends_%s' % metric, 'Each run\'s %s on the emulator '
              'against the same run on the simulator; on the grey line '
              'they agree.' % NAMES.get(metric, metric), fig)]
+

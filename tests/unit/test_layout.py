@@ -109,6 +109,17 @@ def test_ryu_only_in_controllers():
                         '%s imports %s' % (name, m)
 
 
+def test_overrides_stay_pure():
+    """The experiment loader imports pipeline.overrides: it may reach only
+    the errors and the policy registry, or it would pull the pipeline
+    (and a cycle through netsched.run) under the loader."""
+    path = os.path.join(ROOT, *OVERRIDES.split('.')) + '.py'
+    mine = {m for m in imports(OVERRIDES, path) if under(m, ('netsched',))
+            and m != 'netsched'}          # 'from .. import x' names it
+    assert all(under(m, ('netsched.errors', 'netsched.policies'))
+               for m in mine), mine
+
+
 def test_few_modules_at_the_top():
     top = [n for n, _ in PACKAGE if n.count('.') == 1
            and not os.path.isdir(os.path.join(ROOT, *n.split('.')))]

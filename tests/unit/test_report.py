@@ -2,6 +2,7 @@
 baseline with their intervals), a run's and a compare's pages carry
 their figures, everything inline; and a real browser shows the sweep's
 page with every image decoded and no console error."""
+import json
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from netsched.pipeline import report, sweep
+from netsched.pipeline import report, stats, sweep
 from tests import browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -116,3 +117,47 @@ def test_a_real_browser_shows_the_sweep_report(swept):
     assert 'does best' in seen['text'] or 'no policy beats' in seen['text']
     with open(shot, 'rb') as f:
         assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+    # a run's own page, as linked from the sweep's
+    run = sweep.read_rows(os.path.join(swept, 'runs.csv'))[0]['run']
+    seen = browser.inspect(os.path.join(swept, run, 'report.html'))
+    assert seen['title'].startswith('netsched: tiny (sim, policy fair)')
+    assert len(seen['images']) >= 4 and seen['broken'] == []
+    assert seen['console'] == [] and seen['requests'] == []
+
+
+def test_the_answer_names_a_policy_whose_interval_is_below_one():
+    """The lowest point ratio may be uncertain while another policy is
+    better with 95% confidence: the answer names the latter."""
+    def r(pol, ratio, lo, hi):
+        return {'group': {'backend': 'sim'}, 'policy': pol,
+                'metric': 'avg_jct_s', 'ratio': ratio, 'low': lo,
+                'high': hi, 'n': 5, 'verdict': stats.verdict(ratio, lo, hi)}
+    out = report._answer([r('wild', 0.70, 0.40, 1.20),
+                          r('steady', 0.90, 0.85, 0.95)],
+                         'avg_jct_s', 'fair', ['fair', 'wild', 'steady'])
+    assert out == ["sim: steady does best: average JCT 0.900× fair's "
+                   "(95% CI 0.850–0.950, 5 seeds), 10.0% lower."]
+    out = report._answer([r('wild', 0.70, 0.40, 1.20)], 'avg_jct_s',
+                         'fair', ['fair', 'wild'])
+    assert out[0].startswith('sim: no policy beats fair')
+
+
+def test_a_one_policy_sweep_shows_its_means(swept, tmp_path):
+    out = str(tmp_path / 'one')
+    shutil.copytree(swept, out)
+    rows = sweep.read_rows(os.path.join(out, 'runs.csv'))
+    keep = [r['run'] for r in rows if r['policy'] == 'fair']
+    with open(os.path.join(out, 'runs.csv')) as f:
+        lines = f.read().splitlines()
+    with open(os.path.join(out, 'runs.csv'), 'w') as f:
+        f.write('\n'.join([lines[0]] + [ln for ln in lines[1:]
+                                        if ln.split(',')[0] in keep]) + '\n')
+    with open(os.path.join(out, 'sweep.json')) as f:
+        d = json.load(f)
+    d['policies'] = ['fair']
+    with open(os.path.join(out, 'sweep.json'), 'w') as f:
+        json.dump(d, f)
+    with open(report.write(out)) as f:
+        html = f.read()
+    assert 'One policy (fair): nothing to compare' in html
+    assert 'Means over seeds' in html and 'Ratios to' not in html

@@ -60,6 +60,34 @@ def test_plan_is_the_checked_cross_product(tiny):
         sweep.plan(tiny, ['fair', 'nope'], [1], [], ['sim'])
 
 
+def test_every_value_reaches_the_run_as_it_was_checked():
+    from netsched.pipeline import overrides
+    for v in ('10', 'a,b', 'x: y', 'exact', 10, 2.5, 1e-5, True, None,
+              [1, 'a,b'], {'a': 1}):
+        assert overrides.parse('k=' + overrides.argv_text(v))[1] == [v], v
+    spec = sweep.RunSpec('k', '/e.yaml', 'sim', 'fair', 1,
+                         (('name', '10'), ('jobs.0.workers', 4)))
+    argv = spec.argv('/out')
+    assert argv[argv.index('--set') + 1] == 'name="10"'
+
+
+def test_axes_that_would_not_change_the_run_are_refused(tiny):
+    for key, flag in (('seed', '--seeds'), ('policy', '--policies'),
+                      ('backend', '--backend')):
+        with pytest.raises(ConfigError, match='sweep %ss with %s'
+                           % (key, flag)):
+            sweep.plan(tiny, ['fair'], [1], [(key, [1, 2])], ['sim'])
+    # the policy's own parameter wins over the axis: identical runs
+    with pytest.raises(ConfigError, match='policy_params.classes=4 gives '
+                       'the same experiment as policy_params.classes=2'):
+        sweep.plan(tiny, ['geryon:classes=1'], [1],
+                   [('policy_params.classes', [2, 4])], ['sim'])
+    # checked as netsched check checks it: the plan, not only the file
+    with pytest.raises(ConfigError, match='host'):
+        sweep.plan(tiny, ['fair'], [1], [('jobs.0.workers', [2, 3])],
+                   ['sim'])
+
+
 def test_sweep_writes_runs_csv_resumes_and_reports(tiny_sweep, tmp_path):
     out = str(tmp_path / 'sw')
     shutil.copytree(tiny_sweep['out'], out)
@@ -117,6 +145,9 @@ def test_a_bad_axis_is_named_before_anything_starts(tiny, tmp_path):
     r = _sweep(tiny, '--out', out)
     assert r.returncode == 2 and 'holds no sweep' in r.stderr
     assert os.listdir(out) == ['notes.txt']
+    r = _sweep(tiny, '--policies', 'sebf,fifo', '--baseline', 'fair',
+               '--out', str(tmp_path / 'other'))
+    assert r.returncode == 2 and '--baseline fair: not among' in r.stderr
 
 
 def test_failed_runs_are_recorded_and_the_sweep_goes_on(tiny, tmp_path):
@@ -154,8 +185,11 @@ def test_ctrl_c_keeps_finished_runs_and_leaves_nothing_running(tiny,
     args = [sys.executable, '-m', 'netsched', 'sweep', tiny, '--policies',
             'fair,sebf', '--seeds', '1-3', '-j', '1', '--out', out,
             '--no-report']
+    # in a session of its own: Ctrl-C at a terminal signals the whole
+    # foreground process group, which this reproduces
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -163,7 +197,7 @@ def test_ctrl_c_keeps_finished_runs_and_leaves_nothing_running(tiny,
                     len(_rows(out)) >= 2:
                 break
             time.sleep(0.1)
-        p.send_signal(signal.SIGINT)
+        os.killpg(p.pid, signal.SIGINT)
         _, err = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
