@@ -52,8 +52,13 @@ TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # which that run exceeds too. Varys had its own bound (20%
 # coflows) until 2026-11-25: the controller gave a share of a connection
 # to every transfer written on it and not yet received; with one flow per
-# connection Varys is within the target
+# connection Varys was within the target. Its coflows' error depends on
+# the machine's speed, as its rates are paced by the agents: on d2-ring,
+# 11.5% on an idle 700 Mbit/s machine (docs/testing.md) and 21.6% with
+# one core kept busy (fair sharing 2.8% and 4.5%); a CI run there gave
+# 15.9% and 15.1% on d2/d3-ring, so its coflows' bound is 20%
 BEYOND = {'fifo': {'job jct_s': 0.15, 'coflow cct_s': 0.30},
+          'varys': {'coflow cct_s': 0.20},
           'aalo': {'job jct_s': 0.40, 'coflow cct_s': 0.50}}
 # pairs whose order is not asserted, with the measured reason: Aalo's
 # emulated average CCT spreads +-10% over runs (100-200 TCP
