@@ -11,6 +11,7 @@ from . import routing
 from . import topology as topo
 from .control.channel import DEFAULT_SOCKET
 from .errors import NetschedError
+from .metrics import TOTALS
 
 
 def _fabric_args(p, default_topology='fattree,4'):
@@ -499,6 +500,13 @@ def _logger():
     return log
 
 
+def _experiment_and_policies(p, default):
+    p.add_argument('experiment', help='experiment YAML file')
+    p.add_argument('--policies', default=default,
+                   help='comma-separated, each NAME or NAME:key=value:... '
+                   '(default %(default)s)')
+
+
 def build_parser():
     ap = argparse.ArgumentParser(
         prog='netsched', description='Network flow and coflow scheduling '
@@ -588,16 +596,10 @@ def build_parser():
     p = sub.add_parser('crosscheck', help='run an experiment under several '
                        'policies on both backends and compare the rankings'
                        ' (exit status 1 if they disagree)')
-    p.add_argument('experiment', help='experiment YAML file (with jobs)')
-    p.add_argument('--policies', default='fair,sebf',
-                   help='comma-separated, each NAME or NAME:key=value:... '
-                   '(default %(default)s)')
+    _experiment_and_policies(p, 'fair,sebf')
     p.add_argument('--metric', default='avg_cct_s',
-                   help='summary total to rank by, lower is better: '
-                        'avg_cct_s, p95_cct_s, avg_jct_s, avg_sct_s, '
-                        'avg_early_iteration_s, avg_iteration_s, '
-                        'front_tensor_s '
-                        '(default %(default)s)')
+                   help='summary total to rank by, lower is better: %s '
+                        '(default %%(default)s)' % ', '.join(TOTALS))
     p.add_argument('--tie', type=float, default=0.05,
                    help='relative difference below which two policies tie '
                         '(default %(default)s)')
@@ -616,10 +618,7 @@ def build_parser():
         'already done. Example: netsched sweep experiments/demo.yaml '
         '--backend sim --policies fair,fifo,sebf --seeds 1-5 --set '
         'link_gbps=10,40 --out results/demo-sweep')
-    p.add_argument('experiment', help='experiment YAML file')
-    p.add_argument('--policies', default='fair',
-                   help='comma-separated, each NAME or NAME:key=value:... '
-                   '(default %(default)s)')
+    _experiment_and_policies(p, 'fair')
     p.add_argument('--seeds', default='1', help='N, N-M or a list of them '
                    '(default %(default)s)')
     p.add_argument('--set', action='append', metavar='KEY=V1,V2,...',

@@ -6,11 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from netsched import topology as topo
 from tests.integration.helpers import leftovers
-from tests.unit.tiny import TINY
+from tests.unit.tiny import TINY, interrupt_when
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -56,19 +55,11 @@ def test_ctrl_c_during_an_emulation_tears_it_down(tmp_path):
                           '--out', out, '--no-report'], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    try:
-        # wait until the first emulation's switches are up
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not [
-                b for b in topo.switches(g) if b in _bridges()]:
-            time.sleep(0.2)
-        assert time.monotonic() < deadline, 'no emulation started'
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=300)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    # once the first emulation's switches are up
+    was, err = interrupt_when(
+        p, lambda: any(b in _bridges() for b in topo.switches(g)),
+        lambda: p.send_signal(signal.SIGINT))
+    assert was, 'no emulation started'
     assert p.returncode == 130, err
     rows = _rows(out)
     assert [x['status'] for x in rows] == ['interrupted']

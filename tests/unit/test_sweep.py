@@ -8,13 +8,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from netsched.errors import ConfigError
 from netsched.pipeline import sweep
-from tests.unit.tiny import TINY
+from tests.unit.tiny import TINY, interrupt_when
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -190,20 +189,10 @@ def test_ctrl_c_keeps_finished_runs_and_leaves_nothing_running(tiny,
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if os.path.isfile(os.path.join(out, 'runs.csv')) and \
-                    len(_rows(out)) >= 2:
-                break
-            time.sleep(0.1)
-        os.killpg(p.pid, signal.SIGINT)
-        _, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    was, err = interrupt_when(
+        p, lambda: os.path.isfile(os.path.join(out, 'runs.csv')) and
+        len(_rows(out)) >= 2, lambda: os.killpg(p.pid, signal.SIGINT))
+    assert was and p.returncode == 130, err
     rows = _rows(out)
     ok = [x for x in rows if x['status'] == 'ok']
     assert 2 <= len(ok) < 6
