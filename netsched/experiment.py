@@ -47,6 +47,9 @@ class JobSpec:
     bucket_mb: float = 25.0
     loss: tuple = None                # (beta0, beta1, beta2) or None
     compute_scale: float = 1.0        # multiplies the profile's compute
+    # coefficient of variation of a worker's iteration compute (drawn
+    # per worker and iteration from the experiment's seed): stragglers
+    compute_jitter: float = 0.0
     group: str = None                 # tuning group id
     stages: tuple = ()                # ((iterations, keep), ...) for tuning
     slice_mb: float = None            # ps: tensors sent in slices of this
@@ -253,10 +256,12 @@ def _job(where, d, hosts, models_dir, index, group=None):
     prophet = _prophet(c, order)
     loss = _loss(c)
     cscale = c.num('compute_scale', 1.0, minimum=0)
+    jitter = c.num('compute_jitter', 0.0, minimum=0, maximum=0.3)
     return c, JobSpec(jid, model, pattern, workers, iterations or 0,
                       shards if pattern == 'ps' else 0,
                       None if arrival is None else float(arrival), placement,
                       float(bucket), loss, float(cscale),
+                      compute_jitter=float(jitter),
                       slice_mb=None if slice_mb is None else float(slice_mb),
                       send_order=order, prophet=prophet,
                       candidates=candidates)

@@ -31,6 +31,7 @@ pass waits for that layer's parameters only).
 Coflow = one job's gradient exchange in one iteration ("job/k").
 """
 import math
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -254,10 +255,11 @@ def build(exp, with_trace=True):
                 placed = _place(spec, _need(spec), hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,
                  placed, spec.loss or default_loss(rng), spec.iterations,
-                 lanes=shape.get('ps_lanes', 1))
+                 lanes=shape.get('ps_lanes', 1), seed=exp.seed)
         else:
             _tuning(plan, _shaped(spec, shape), model, arrival, tuning,
-                    hosts, free, rng, lanes=shape.get('ps_lanes', 1))
+                    hosts, free, rng, lanes=shape.get('ps_lanes', 1),
+                    seed=exp.seed)
     if exp.trace and with_trace:
         _trace(plan, exp, hosts)
     return plan
@@ -455,12 +457,28 @@ def urgencies_from(tensors, total):
     return np.r_[0.0, np.cumsum(sizes)[:-1]] / max(total, 1.0)
 
 
+def compute_factors(spec, jid, iterations, seed):
+    """(iterations, workers) multipliers of each worker's iteration
+    compute: 1 everywhere, or with ``compute_jitter`` > 0 a normal draw
+    of mean 1 and that coefficient of variation, cut at 3 of them. Drawn
+    from the experiment's seed and the job's id alone, so a job's
+    stragglers are the same under every policy (runs pair by seed) and
+    adding a job changes no other job's draws."""
+    cv = spec.compute_jitter
+    if not cv:
+        return np.ones((iterations, spec.workers))
+    rng = np.random.default_rng([int(seed), zlib.crc32(jid.encode())])
+    return np.clip(rng.normal(1.0, cv, (iterations, spec.workers)),
+                   1.0 - 3 * cv, 1.0 + 3 * cv)
+
+
 def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
-         group=None, gates=None, lanes=1, stage_ends=()):
+         group=None, gates=None, lanes=1, stage_ends=(), seed=0):
     """Add one job's tasks. gates: iteration -> barrier task id that the
     iteration's forward pass must wait for (tuning stages). lanes: a
     parameter-server job's connections per worker/shard pair and
-    direction, one per urgency class (policies.urgency_class; Geryon)."""
+    direction, one per urgency class (policies.urgency_class; Geryon).
+    seed: the experiment's (its compute jitter)."""
     from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
@@ -517,6 +535,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     prev_last = [None] * N
     prio_order = spec.send_order == 'priority'
     prophet = _prophet_knobs(spec)
+    factor = compute_factors(spec, jid, iterations, seed)
     for k in range(iterations):
         cf = '%s/%d' % (jid, k)
         plan.coflow_bytes[cf] = jp.bytes_per_iteration
@@ -530,12 +549,14 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                 if li == 0 and k in gates:
                     deps.append(gates[k])
                 last = plan.add('compute', h, jid, k, deps=deps,
-                                dur=fwd_ms[li] * spec.compute_scale,
+                                dur=fwd_ms[li] * spec.compute_scale
+                                * factor[k, w],
                                 label='F%d' % li, worker=w,
                                 not_before=arrival if k == 0 else 0.0)
             for li in range(L - 1, -1, -1):
                 last = plan.add('compute', h, jid, k, deps=[last],
-                                dur=bwd_ms[li] * spec.compute_scale,
+                                dur=bwd_ms[li] * spec.compute_scale
+                                * factor[k, w],
                                 label='B%d' % li, worker=w)
                 bwd[w][li] = last
             prev_last[w] = last
@@ -622,7 +643,8 @@ def _gradient(plan, bwd, knobs):
     return dict(knobs, anchor=plan.tasks[bwd[-1]].deps[0])
 
 
-def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1):
+def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1,
+            seed=0):
     configs, stages = tuning
     group = base.id
     losses = {}
@@ -669,7 +691,7 @@ def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1):
         gates = {k: b for k, b in gate_ids.items() if k < last_of[jid]}
         _job(plan, base, jid, model, arrival, placed[jid], losses[jid],
              last_of[jid], group=group, gates=gates, lanes=lanes,
-             stage_ends=ends)
+             stage_ends=ends, seed=seed)
     marks = {}
     for t in plan.tasks:
         if t.kind == 'mark' and t.job in placed:
