@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
-	bench-circuits bench-sensitivity bench-sweep clean
+	bench-circuits bench-sensitivity bench-sweep reproduce reproduce-sim clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -19,6 +19,17 @@ demo: setup
 test: setup
 	$(VENV)/bin/netsched clean
 	$(PY) -m pytest -q -rs tests
+
+# Each seed policy against its paper's baselines (docs/reproduction.md):
+# the simulator over every seed and axis value, then the emulator's
+# reduced set (root); resumes where an interrupted one stopped.
+reproduce: setup
+	$(VENV)/bin/netsched reproduce experiments/reproduce/study.yaml \
+		--backend both --out results/reproduce
+
+reproduce-sim: setup
+	$(VENV)/bin/netsched reproduce experiments/reproduce/study.yaml \
+		--backend sim --out results/reproduce
 
 unit: setup
 	$(PY) -m pytest -q -rs tests/unit

@@ -274,6 +274,39 @@ def cmd_sweep(a):
     return 1 if failed else 0
 
 
+def cmd_reproduce(a):
+    """Each seed policy against its paper's baselines (a study file)."""
+    from .pipeline import progress, reproduce, sweep
+    study = reproduce.load(a.study)
+    backends = list(reproduce.BACKENDS) if a.backend == 'both' \
+        else [a.backend]
+    if 'emu' in backends and os.geteuid() != 0:
+        raise NetschedError('reproduce --backend %s: the emulator needs '
+                            'root (--backend sim runs without)' % a.backend)
+    if a.jobs is not None and a.jobs < 1:
+        raise NetschedError('-j must be at least 1, got %d' % a.jobs)
+    only = [x for x in (a.only or '').split(',') if x]
+    seeds = sweep.parse_seeds(a.seeds) if a.seeds else None
+    planned = reproduce.plan(study, backends, only, seeds)
+    for s, b, _ in planned:
+        sweep.check_out(reproduce.folder(a.out, s, b), s.experiment)
+    print('reproduce: %d sweeps, %d runs into %s' % (
+        len(planned), sum(len(x) for _, _, x in planned), a.out))
+    old = {sig: signal.signal(sig, _interrupt)
+           for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        out = reproduce.run(study, planned, a.out, a.jobs, a.force,
+                            lambda label: progress.SweepProgress(
+                                label=label))
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    with open(os.path.join(a.out, 'reproduction.md')) as f:
+        sys.stdout.write(f.read())
+    print('report: %s' % out)
+    return 0
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -640,6 +673,28 @@ def build_parser():
                    help='do not write report.html at the end')
     p.add_argument('--out', required=True, help='the sweep folder')
     p.set_defaults(fn=cmd_sweep)
+    p = sub.add_parser(
+        'reproduce', help="each seed policy against its paper's baselines: "
+        'the reproduction table and report',
+        description='Runs a study file: per policy, a sweep of its '
+        "experiment over its paper's baselines, seeds and one axis, on "
+        'each backend; writes reproduction.md/.csv and report.html in '
+        '--out. Resumes where it stopped. Example: netsched reproduce '
+        'experiments/reproduce/study.yaml --backend sim --only geryon '
+        '--out results/reproduce')
+    p.add_argument('study', help='the study file')
+    p.add_argument('--backend', choices=('sim', 'emu', 'both'),
+                   default='sim', help='(default %(default)s); the '
+                   "emulator runs the study's reduced seeds and axis")
+    p.add_argument('--only', metavar='ID,...', help='these studies only')
+    p.add_argument('--seeds', help="override the study's seeds (N, N-M or "
+                   'a list)')
+    p.add_argument('-j', '--jobs', type=int, help='simulations at once '
+                   '(default: the cores)')
+    p.add_argument('--force', action='store_true',
+                   help='re-run the runs already done')
+    p.add_argument('--out', required=True, help='the study folder')
+    p.set_defaults(fn=cmd_reproduce)
     p = sub.add_parser(
         'report', help='write report.html for a run, sweep, crosscheck or '
         'compare folder', description='A self-contained HTML page (figures '

@@ -13,7 +13,8 @@ def is_terminal(stream=None):
 class SweepProgress:
     """A sweep's runs: done, failed, skipped, ETA."""
 
-    def __init__(self, stream=None, bar=None):
+    def __init__(self, stream=None, bar=None, label='sweep'):
+        self.label = label
         self.stream = stream or sys.stderr
         self.bar_on = is_terminal(self.stream) if bar is None else bar
         self.bar = None
@@ -28,11 +29,11 @@ class SweepProgress:
             from tqdm import tqdm
             self.bar = tqdm(total=total, initial=skipped, unit='run',
                             file=self.stream, dynamic_ncols=True,
-                            desc='sweep')
+                            desc=self.label)
             self._postfix()
         else:
-            self._line('sweep: %d runs, %d already done (skipped)'
-                       % (total, skipped))
+            self._line('%s: %d runs, %d already done (skipped)'
+                       % (self.label, total, skipped))
 
     def update(self, key, row):
         if row['status'] == 'ok':
@@ -70,8 +71,8 @@ class SweepProgress:
             self.bar.close()
             self.bar = None
         else:
-            self._line('sweep: %d ok, %d failed, %d skipped%s in %.1f s'
-                       % (self.ok, self.failed, self.skipped,
+            self._line('%s: %d ok, %d failed, %d skipped%s in %.1f s'
+                       % (self.label, self.ok, self.failed, self.skipped,
                           ', %d interrupted' % self.interrupted
                           if self.interrupted else '',
                           time.monotonic() - self.t0))

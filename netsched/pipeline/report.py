@@ -23,13 +23,15 @@ PRIMARY = ('avg_jct_s', 'avg_sct_s', 'avg_cct_s', 'avg_iteration_s')
 
 def kind(path):
     """What a folder holds: sweep, crosscheck, compare or run."""
-    for k, f in (('sweep', 'sweep.json'), ('crosscheck', 'crosscheck.json'),
+    for k, f in (('reproduce', 'reproduce.json'),
+                 ('sweep', 'sweep.json'), ('crosscheck', 'crosscheck.json'),
                  ('compare', 'compare.json'), ('run', 'summary.json')):
         if os.path.isfile(os.path.join(path, f)):
             return k
-    raise ConfigError('%s: not a run, sweep, crosscheck or compare folder '
-                      '(no summary.json, sweep.json, crosscheck.json or '
-                      'compare.json)' % path)
+    raise ConfigError('%s: not a run, sweep, crosscheck, compare or '
+                      'reproduction folder (no summary.json, sweep.json, '
+                      'crosscheck.json, compare.json or reproduce.json)'
+                      % path)
 
 
 def write(path, baseline=None, fmt=None, figdir='figures', run=None,
@@ -48,7 +50,8 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
         page = _run(path, *(run or ()))
     else:
         page = {'sweep': _sweep, 'crosscheck': _crosscheck,
-                'compare': _compare}[k](path, baseline)
+                'compare': _compare, 'reproduce': _reproduce}[k](
+                    path, baseline)
     figs = page.pop('figures')
     page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
                        for name, caption, fig in figs]
@@ -295,6 +298,11 @@ def _answer(ratios, primary, baseline, policies):
 
 
 # --- a crosscheck and a compare --------------------------------------------
+
+def _reproduce(path, baseline=None):
+    from . import reproduce
+    return reproduce.page(path)
+
 
 def _crosscheck(path, baseline=None):
     from .. import crosscheck, metrics

@@ -1,0 +1,420 @@
+"""``netsched reproduce STUDY``: each seed policy against the baselines
+its own paper chose, over seeds and one axis of load or link rate, on
+both backends; a reproduction table and a report.
+
+A study file (``experiments/reproduce/study.yaml``) lists, per policy,
+an experiment set in its paper's regime, the arms (label -> policy
+spec: the policy, its paper's baselines, an ablation of its own
+mechanism), the axis, and the claims: which arm against which, the
+paper's words and figure. Each study is an ordinary sweep per backend
+(``OUT/<study>/sim``, ``OUT/<study>/emu``), so every run keeps its
+folder and report and an interrupted study resumes where it stopped.
+Where a study has ordering baselines (``exact: true``), the simulator
+runs every arm both with the switches' classes and with the full order
+(``queues: exact``): no policy may owe its margin to how another's
+order is squeezed into Q classes.
+
+A claim's figure is the speed-up, baseline over policy on the study's
+metric (above 1: the policy is faster, as the papers state them),
+paired by seed: the geometric mean of the per-seed ratios with a 95% t
+interval (pipeline.stats). Its direction agrees when the interval lies
+above 1.
+"""
+import csv
+import json
+import os
+import sys
+import time
+
+import yaml
+
+from .. import metrics
+from ..errors import ConfigError
+from . import overrides, stats, sweep
+
+BACKENDS = ('sim', 'emu')
+VERDICTS = {'better': 'agrees', 'worse': 'opposite',
+            'no difference': 'no difference', 'one seed': 'one seed'}
+
+
+class Claim:
+    """One row of the table: arm ``policy`` against arm ``against``."""
+
+    def __init__(self, policy, against, metric, paper, speedup, finding):
+        self.policy, self.against, self.paper = policy, against, paper
+        self.metric, self.speedup, self.finding = metric, speedup, finding
+
+
+class Study:
+    """One policy's study: an experiment, its arms, axis and claims."""
+
+    def __init__(self, id, title, experiment, metric, arms, policy, axis,
+                 emu_axis, exact, claims, emu):
+        self.id, self.title, self.experiment = id, title, experiment
+        self.metric, self.arms, self.policy = metric, arms, policy
+        self.axis, self.emu_axis, self.exact = axis, emu_axis, exact
+        self.claims, self.emu = claims, emu
+
+    def specs(self):
+        return list(self.arms.values())
+
+    def axes(self, backend):
+        """[(dotted key, [values])] the backend's sweep runs over."""
+        key, values = self.axis
+        out = [(key, list(self.emu_axis if backend == 'emu' else values))]
+        if backend == 'sim' and self.exact:
+            out.append(('queues', [8, 'exact']))
+        return out
+
+
+def _checker(where, d):
+    from ..experiment import _Checker
+    return _Checker(where, d)
+
+
+def load(path):
+    """The study file at ``path``, every key checked; experiments are
+    checked when planned (:func:`plan`)."""
+    try:
+        with open(path) as f:
+            d = yaml.safe_load(f)
+    except OSError as e:
+        raise ConfigError('%s: %s' % (path, e.strerror)) from None
+    except yaml.YAMLError as e:
+        raise ConfigError('%s: not valid YAML: %s'
+                          % (path, str(e).splitlines()[0])) from None
+    c = _checker(path, d if d is not None else {})
+    seeds = sweep.parse_seeds(_text(c, 'seeds', '1-5'))
+    emu_seeds = sweep.parse_seeds(_text(c, 'emulator_seeds', '1-3'))
+    raw = c.get('studies', required=True)
+    if not isinstance(raw, list) or not raw:
+        c.fail('studies', 'must be a non-empty list')
+    c.done()
+    base = os.path.dirname(os.path.abspath(path))
+    studies = [_study('%s: studies.%d' % (path, i), s, base)
+               for i, s in enumerate(raw)]
+    ids = [s.id for s in studies]
+    for i in ids:
+        if ids.count(i) > 1:
+            raise ConfigError('%s: study id %r appears twice' % (path, i))
+    return {'path': os.path.abspath(path), 'seeds': seeds,
+            'emulator_seeds': emu_seeds, 'studies': studies}
+
+
+def _text(c, key, default):
+    v = c.get(key, default)
+    if not isinstance(v, (str, int)) or isinstance(v, bool):
+        c.fail(key, 'must be seeds as 1-5 or 1,3,8, got %r' % (v,))
+    try:
+        return str(v)
+    except ValueError as e:                       # pragma: no cover
+        c.fail(key, str(e))
+
+
+def _study(where, d, base):
+    c = _checker(where, d)
+    sid = c.string('id', required=True)
+    if not sid or sid != sweep._slug(sid):
+        c.fail('id', 'must be a name safe in a path (letters, digits, '
+               '- _ .), got %r' % sid)
+    title = c.string('paper', required=True)
+    exp = c.string('experiment', required=True)
+    exp = os.path.normpath(os.path.join(base, exp))
+    if not os.path.isfile(exp):
+        c.fail('experiment', 'no such file: %s' % exp)
+    metric = c.choice('metric', tuple(metrics.TOTALS), required=True)
+    arms = c.get('arms', required=True)
+    if not isinstance(arms, dict) or len(arms) < 2:
+        c.fail('arms', 'must map at least two labels to policy specs')
+    for label, spec in arms.items():
+        if not isinstance(spec, str) or not spec:
+            c.fail('arms', '%s: must be a policy spec (NAME or '
+                   'NAME:key=value,...), got %r' % (label, spec))
+    specs = list(arms.values())
+    for s in specs:
+        if specs.count(s) > 1:
+            c.fail('arms', 'policy %s is named by two labels' % s)
+    policy = c.string('policy', required=True)
+    if policy not in arms:
+        c.fail('policy', '%r is not one of the arms (%s)'
+               % (policy, ', '.join(arms)))
+    ac = _checker(where + ': axis', c.get('axis', required=True))
+    key = ac.string('key', required=True)
+    values = _values(ac, 'values', required=True)
+    emu_values = _values(ac, 'emulator', default=values[:1])
+    ac.done()
+    if key in sweep.OWN_FLAGS or key == 'queues':
+        c.fail('axis', 'key %s is not an axis of load or rate (the study '
+               'sets it)' % key)
+    exact = c.get('exact', False)
+    if not isinstance(exact, bool):
+        c.fail('exact', 'must be true or false, got %r' % (exact,))
+    emu = c.get('emulator', True)
+    if not isinstance(emu, bool):
+        c.fail('emulator', 'must be true or false, got %r' % (emu,))
+    raw = c.get('claims', required=True)
+    if not isinstance(raw, list) or not raw:
+        c.fail('claims', 'must be a non-empty list')
+    claims = []
+    for i, r in enumerate(raw):
+        cc = _checker('%s: claims.%d' % (where, i), r)
+        pol = cc.string('policy', policy)
+        against = cc.string('against', required=True)
+        for k, v in (('policy', pol), ('against', against)):
+            if v not in arms:
+                cc.fail(k, '%r is not one of the arms (%s)'
+                        % (v, ', '.join(arms)))
+        if pol == against:
+            cc.fail('against', 'the same arm as policy: %r' % pol)
+        speedup = cc.num('speedup', None, positive=True)
+        claims.append(Claim(pol, against,
+                            cc.choice('metric', tuple(metrics.TOTALS),
+                                      metric),
+                            cc.string('paper', ''), speedup,
+                            cc.string('finding')))
+        cc.done()
+    c.done()
+    return Study(sid, title, exp, metric, dict(arms), policy,
+                 (key, values), emu_values, exact, claims, emu)
+
+
+def _values(c, key, default=None, required=False):
+    v = c.get(key, default, required)
+    if not isinstance(v, list) or not v:
+        c.fail(key, 'must be a non-empty list of values, got %r' % (v,))
+    if len(set(map(overrides.value_text, v))) != len(v):
+        c.fail(key, 'names a value twice: %r' % (v,))
+    return list(v)
+
+
+def plan(study, backends, only=None, seeds=None):
+    """[(Study, backend, [RunSpec])], every run checked as ``netsched
+    check`` checks it, before any starts. ``only``: study ids."""
+    if only:
+        known = [s.id for s in study['studies']]
+        for i in only:
+            if i not in known:
+                raise ConfigError('--only %s: no such study (the file has '
+                                  '%s)' % (i, ', '.join(known)))
+    out = []
+    for s in study['studies']:
+        if only and s.id not in only:
+            continue
+        for b in backends:
+            if b == 'emu' and not s.emu:
+                continue
+            sd = seeds or study['emulator_seeds' if b == 'emu' else 'seeds']
+            out.append((s, b, sweep.plan(s.experiment, s.specs(), sd,
+                                         s.axes(b), [b])))
+    return out
+
+
+def folder(out, s, backend):
+    return os.path.join(out, s.id, backend)
+
+
+def run(study, planned, out, jobs=None, force=False, progress=None):
+    """Run each planned sweep into ``OUT/<study>/<backend>`` (resuming
+    one that stopped), write each sweep's report, then the table and the
+    study's report. ``progress(label)``: a SweepProgress per sweep."""
+    from . import report
+    os.makedirs(out, exist_ok=True)
+    for s, b, specs in planned:
+        root = folder(out, s, b)
+        sweep.check_out(root, s.experiment)
+        baseline = s.arms[s.claims[0].against]
+        definition = {'experiment': s.experiment, 'policies': s.specs(),
+                      'seeds': sorted({x.seed for x in specs}),
+                      'sets': [[k, [overrides.value_text(v) for v in vs]]
+                               for k, vs in s.axes(b)],
+                      'backends': [b], 'baseline': baseline, 'trace': None,
+                      'cluster': None, 'command': sys.argv,
+                      'study': study['path'], 'study_id': s.id}
+        try:
+            sweep.run_sweep(specs, root, definition,
+                            sweep.LocalExecutor(jobs), force,
+                            progress('%s/%s' % (s.id, b))
+                            if progress else None)
+        finally:
+            if os.path.isfile(os.path.join(root, 'sweep.json')):
+                report.write(root, baseline=baseline)
+    return write(study, out)
+
+
+# --- the table ---------------------------------------------------------------
+
+def table(study, out):
+    """One row per claim, backend and value of the swept keys (axis, and
+    queues where the study runs the full order): the speed-up with its
+    interval over seeds, and whether its direction agrees."""
+    rows = []
+    for s in study['studies']:
+        for b in BACKENDS:
+            path = os.path.join(folder(out, s, b), 'runs.csv')
+            if not os.path.isfile(path):
+                continue
+            ok = [r for r in sweep.read_rows(path) if r.get('status') == 'ok']
+            axes = [k for k, _ in s.axes(b)]
+            for ci, cl in enumerate(s.claims):
+                pol, base = s.arms[cl.policy], s.arms[cl.against]
+                got = [x for x in stats.against_baseline(
+                    ok, base, [cl.metric], axes) if x['policy'] == pol]
+                for x in got:
+                    g = x['group']
+                    sp, lo, hi = _invert(x['ratio'], x['low'], x['high'])
+                    rows.append({
+                        'study': s.id, 'claim': ci, 'policy': cl.policy,
+                        'against': cl.against, 'metric': cl.metric,
+                        'backend': b, 'axis': s.axis[0],
+                        'value': g.get(s.axis[0]),
+                        'queues': str(g.get('queues', 8)),
+                        'speedup': sp, 'low': lo, 'high': hi, 'n': x['n'],
+                        'direction': VERDICTS.get(x['verdict'],
+                                                  x['verdict']),
+                        'policy_mean': x['mean'], 'base_mean': x['base_mean'],
+                        'paper': cl.paper, 'paper_speedup': cl.speedup})
+    return rows
+
+
+def _invert(r, lo, hi):
+    """policy/baseline -> baseline/policy, the interval mirrored."""
+    if r is None:
+        return None, None, None
+    return 1 / r, None if hi is None else 1 / hi, \
+        None if lo is None else 1 / lo
+
+
+def cell(r):
+    """'1.31x (1.25-1.37)' for a row, '' for none."""
+    if r is None or r['speedup'] is None:
+        return ''
+    if r['low'] is None:
+        return '%.2fx (one seed)' % r['speedup']
+    return '%.2fx (%.2f-%.2f)' % (r['speedup'], r['low'], r['high'])
+
+
+MARK = {'agrees': '+', 'opposite': '-', 'no difference': '=',
+        'one seed': '?'}
+
+
+def headline(study, rows):
+    """Per claim: the paper's words and figure, and per backend (and
+    queues) the speed-up at the study's first axis value (its paper's
+    regime), with how many axis values agree."""
+    out = []
+    for s in study['studies']:
+        first = overrides.value_text(s.axis[1][0])
+        for ci, cl in enumerate(s.claims):
+            mine = [r for r in rows if r['study'] == s.id
+                    and r['claim'] == ci]
+
+            def pick(b, q):
+                at = [r for r in mine if r['backend'] == b
+                      and str(r['queues']) == q]
+                head = next((r for r in at if str(r['value']) == first),
+                            at[0] if at else None)
+                agree = sum(r['direction'] == 'agrees' for r in at)
+                return head, agree, len(at)
+            cols = {}
+            for name, b, q in (('sim', 'sim', '8'),
+                               ('sim_exact', 'sim', 'exact'),
+                               ('emu', 'emu', '8')):
+                head, agree, n = pick(b, q)
+                cols[name] = {'row': head, 'agree': agree, 'n': n,
+                              'text': cell(head),
+                              'mark': MARK.get(head['direction'], '')
+                              if head else ''}
+            heads = [c['row'] for c in cols.values() if c['row']]
+            if not heads:                 # a study not run (yet)
+                continue
+            out.append({'study': s.id, 'title': s.title,
+                        'policy': cl.policy, 'against': cl.against,
+                        'metric': cl.metric, 'paper': cl.paper,
+                        'paper_speedup': cl.speedup, 'finding': cl.finding,
+                        'axis': s.axis[0], 'regime': first,
+                        'values': [overrides.value_text(v)
+                                   for v in s.axis[1]],
+                        'cols': cols,
+                        'reproduced': bool(heads) and all(
+                            r['direction'] == 'agrees' for r in heads)})
+    return out
+
+
+def markdown(heads):
+    """The reproduction table as Markdown (README, reproduction.md)."""
+    lines = ['| policy | against | metric | paper | simulator, 8 classes '
+             '| simulator, full order | emulator | over the axis |',
+             '|---|---|---|---|---|---|---|---|']
+    for h in heads:
+        def c(name):
+            x = h['cols'][name]
+            return '%s %s' % (x['mark'], x['text']) if x['text'] else ''
+        sim = h['cols']['sim']
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            h['policy'], h['against'], h['metric'], _paper(h),
+            c('sim'), c('sim_exact'), c('emu'),
+            '%d of %d %s agree' % (sim['agree'], sim['n'], h['axis'])
+            if sim['n'] else ''))
+    lines.append('')
+    lines.append('Speed-up = baseline / policy at the first axis value, '
+                 'geometric mean over seeds with its 95% interval; + the '
+                 "paper's direction (interval above 1), - the opposite, "
+                 '= no difference.')
+    return '\n'.join(lines) + '\n'
+
+
+def _paper(h):
+    if h['paper_speedup']:
+        return '%s (%.2gx)' % (h['paper'], h['paper_speedup'])
+    return h['paper'] or ''
+
+
+CSV_COLUMNS = ('study', 'policy', 'against', 'metric', 'backend', 'axis',
+               'value', 'queues', 'speedup', 'low', 'high', 'n',
+               'direction', 'policy_mean', 'base_mean', 'paper',
+               'paper_speedup')
+
+
+def write(study, out):
+    """``OUT/reproduction.csv``, ``reproduction.md``, ``reproduce.json``
+    and ``report.html``; returns the report's path."""
+    from . import report
+    rows = table(study, out)
+    heads = headline(study, rows)
+    with open(os.path.join(out, 'reproduction.csv'), 'w', newline='') as f:
+        w = csv.DictWriter(f, CSV_COLUMNS, extrasaction='ignore')
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ('%.6g' % v if isinstance(v, float) else v)
+                        for k, v in r.items()})
+    with open(os.path.join(out, 'reproduction.md'), 'w') as f:
+        f.write(markdown(heads))
+    with open(os.path.join(out, 'reproduce.json'), 'w') as f:
+        json.dump({'study': study['path'], 'made': time.strftime(
+            '%Y-%m-%d %H:%M:%S'), 'studies': [s.id for s in
+                                              study['studies']]}, f,
+                  indent=1)
+    return report.write(out)
+
+
+def page(out):
+    """What the report template needs for a reproduction folder."""
+    d = json.load(open(os.path.join(out, 'reproduce.json')))
+    study = load(d['study'])
+    study['studies'] = [s for s in study['studies'] if s.id in d['studies']]
+    rows = table(study, out)
+    heads = headline(study, rows)
+    studies = []
+    for s in study['studies']:
+        studies.append({
+            'id': s.id, 'title': s.title, 'metric': s.metric,
+            'arms': s.arms, 'axis': s.axis[0],
+            'experiment': os.path.relpath(s.experiment, os.path.dirname(
+                study['path'])),
+            'sweeps': [(b, os.path.relpath(os.path.join(
+                folder(out, s, b), 'report.html'), out))
+                for b in BACKENDS if os.path.isfile(os.path.join(
+                    folder(out, s, b), 'report.html'))],
+            'rows': [r for r in rows if r['study'] == s.id]})
+    return {'title': 'reproduction study', 'heads': heads,
+            'studies': studies, 'cell': cell, 'figures': []}
