@@ -25,7 +25,8 @@ from .base import (FLOOR_RELEASE_ENV, Decision, JobView,  # noqa: F401
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3', 'geryon',
-           'tensorexpress', 'jpas', 'beamer', 'cassini', 'prophet')
+           'tensorexpress', 'jpas', 'beamer', 'cassini', 'prophet',
+           'fifolm', 'las')
 
 
 def load_all():

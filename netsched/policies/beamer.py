@@ -6,6 +6,9 @@ from .base import Decision, Policy, arrival_order
 from .registry import register
 from .sincronia import bssi_order
 from .varys import effective_bottleneck
+from ..errors import ConfigError
+
+INNER = ('stage', 'iteration')
 
 
 @register
@@ -22,24 +25,47 @@ class Beamer(Policy):
     iterations j has left in the stage times the bytes one of its
     iterations puts on p (``JobView.iteration_load``; where unknown, its
     coflows' remaining bytes now). Stages are ordered by Sincronia's BSSI
-    on those loads; every coflow inherits its stage's rank; inside a
-    stage, the smallest remaining effective bottleneck (Varys' Gamma,
-    pending sends counted) goes first. Coflows of no job come after
-    every stage, by Gamma. A coflow's rank is (stage rank, Gamma order)
-    made dense: coflows of one stage ranked apart get classes apart, as
+    on those loads; every coflow inherits its stage's rank. Inside a
+    stage (``inner``):
+
+    - ``stage`` (Beamer's, as reconstructed): the job with the least
+      work left in the stage first, its bottleneck over the stage
+      W_j = max_p R_j D_j(p) / C(p) (its own term of L_s, so the order
+      inside a stage and the order of stages read one model of the
+      stage; where D_j is unknown, R_j (at least 1) times its coflow's
+      remaining bytes, as for L_s); equal W (a stage's configurations
+      in lockstep) falls back to the coflow's remaining effective
+      bottleneck (Varys' Gamma, pending sends counted), then arrival.
+      The abstract has the whole algorithm order coflows by stage
+      information; one iteration's bottleneck inside a stage is the
+      one-iteration view it argues Sincronia is limited by.
+    - ``iteration``: the smallest remaining Gamma of the coflow now (one
+      iteration's bottleneck), then arrival.
+
+    Coflows of no job come after every stage, by Gamma (their W is their
+    Gamma). A coflow's rank is (stage rank, inner order) made dense:
+    coflows of one stage ranked apart get classes apart, as
     the order inside a stage asks (the backends class on the dense
     (rank, order) pair, so stage rank with a Gamma ``coflow_order``
     would give the same classes; the combined rank says it in the rank
-    itself). Two coflows of one job are ordered by Gamma too; the
-    backends' stable_classes lets a job's next coflow share its running
-    one's class rather than push other jobs down. Re-ordering on stage start and end,
-    job arrival and early stop needs no trigger of its own: the backends
+    itself). Two coflows of one job are ordered by Gamma too (their W is
+    the same); the backends' stable_classes lets a job's next coflow
+    share its running one's class rather than push other jobs down.
+    Re-ordering on stage start and end, job arrival and early stop needs
+    no trigger of its own: the backends
     ask again whenever coflows arrive or end, and the snapshot's jobs
     (their stage, iterations left, the stopped ones gone) are what the
     stages are built from."""
     name = 'beamer'
+    params = {'inner': 'stage'}
     clairvoyant = True
     decides_on = 'coflows'
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        if self.inner not in INNER:
+            raise ConfigError('beamer: inner must be one of %s, got %r'
+                              % (', '.join(INNER), self.inner))
 
     def warnings(self, jobs):
         if not any(j['group'] for j in jobs):
@@ -80,6 +106,25 @@ class Beamer(Policy):
         mat = np.array(rows) if rows else np.zeros((0, snap.n_links))
         return of, keys, mat
 
+    def stage_work(self, snap, gamma):
+        """Per coflow, W_j of its job (s): R_j times the bottleneck of
+        one iteration's bytes, or, without them, max(R_j, 1) times the
+        coflow's Gamma; a coflow of no job: its Gamma."""
+        C = len(snap.coflow_id)
+        cj = snap.coflow_job if len(snap.coflow_job) == C else (None,) * C
+        work = np.asarray(gamma, float).copy()
+        for c, j in enumerate(cj):
+            v = snap.jobs.get(j)
+            if v is None:
+                continue
+            if v.iteration_load is None:
+                work[c] = max(v.stage_left, 1) * gamma[c]
+            else:
+                one = np.asarray(v.iteration_load, float) * 8.0 \
+                    / snap.link_capacity
+                work[c] = v.stage_left * one.max(initial=0.0)
+        return work
+
     def decide(self, snap):
         load = snap.coflow_port_bytes()
         of, keys, mat = self.stages(snap, load)
@@ -89,7 +134,11 @@ class Beamer(Policy):
         outer = np.array([srank[s] if s is not None else last for s in of],
                          np.int64)
         pos = arrival_order(snap)
-        idx = np.lexsort((pos, gamma, outer))
+        if self.inner == 'stage':
+            idx = np.lexsort((pos, gamma, self.stage_work(snap, gamma),
+                              outer))
+        else:
+            idx = np.lexsort((pos, gamma, outer))
         rank = np.empty(len(idx), dtype=np.int64)
         rank[idx] = np.arange(len(idx))
         return Decision(coflow_rank=rank, coflow_order=pos)

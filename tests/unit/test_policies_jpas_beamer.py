@@ -318,6 +318,73 @@ def test_beamer_smaller_bottleneck_first_inside_a_stage():
     assert full_rank(d).tolist() == [1, 0]
 
 
+
+def inner_jobs(u_load=(10.0, 0.0)):
+    """One stage (g, stage 0, ends at 4): u has 3 done (1 left), v 1 done
+    (3 left), 4 B per iteration on link 0."""
+    return [JobView('u', 0.0, 8, done=3, group='g', stage_ends=(4, 8),
+                    iteration_load=np.array(u_load)),
+            JobView('v', 0.0, 8, done=1, group='g', stage_ends=(4, 8),
+                    iteration_load=np.array([4.0, 0.0]))]
+
+
+def test_beamer_inner_order_stage_work_or_one_iteration():
+    # u's coflow 10 B on link 0 (Gamma 10), v's 4 B (Gamma 4). One
+    # iteration: v first. Stage work W = R x max_p D(p)/C(p): u 1 x 10 =
+    # 10, v 3 x 4 = 12: u first.
+    flows = [(0, 0, 10, 'u'), (1, 0, 4, 'v')]
+    s = snap(flows, inner_jobs())
+    it = policies.make('beamer', {'inner': 'iteration'})
+    assert full_rank(it.decide(s)).tolist() == [1, 0]
+    st = policies.make('beamer', {'inner': 'stage'})
+    assert full_rank(st.decide(s)).tolist() == [0, 1]
+    assert policies.make('beamer').inner == 'stage'        # Beamer's
+    # W is over capacity: u's 20 B per iteration on link 1 at 2 B/s (16
+    # bit/s) is 10 s, on link 0 none: W_u 10 < 12, u first; at 1 B/s it
+    # is 20 > 12: v first under both orders
+    s = snap(flows, inner_jobs(u_load=(0.0, 20.0)), cap=[8.0, 16.0])
+    assert full_rank(st.decide(s)).tolist() == [0, 1]
+    s = snap(flows, inner_jobs(u_load=(0.0, 20.0)))
+    assert full_rank(st.decide(s)).tolist() == [1, 0]
+
+
+def test_beamer_stage_work_without_iteration_load_and_ties():
+    # w has no per-iteration load: W_w = max(R, 1) x its coflow's Gamma.
+    # w's coflow 5 B on link 1: W_w = 2 x 5 = 10, tied with u's 1 x 10;
+    # then Gamma: w (5) before u (10); v (12) last: w, u, v
+    def with_w(done, ends, load=None, size=5):
+        w = JobView('w', 0.0, ends[-1], done=done, group='g',
+                    stage_ends=ends, iteration_load=load)
+        return ([(0, 0, 10, 'u'), (1, 0, 4, 'v'), (2, 1, size, 'w')],
+                inner_jobs() + [w])
+    st = policies.make('beamer')
+    it = policies.make('beamer', {'inner': 'iteration'})
+    flows, jobs = with_w(2, (4, 8))
+    assert full_rank(st.decide(snap(flows, jobs))).tolist() == [1, 2, 0]
+    # one iteration: by Gamma v 4, w 5, u 10
+    assert full_rank(it.decide(snap(flows, jobs))).tolist() == [2, 0, 1]
+    # w's coflow 11 B: W_w = 2 x 11 = 22, after u (10) and v (12)
+    flows, jobs = with_w(2, (4, 8), size=11)
+    assert full_rank(st.decide(snap(flows, jobs))).tolist() == [0, 1, 2]
+    # w at the end of its stage (4 of 4 done, R 0, its last coflow still
+    # live): max(0, 1) x 11 = 11, between u and v
+    flows, jobs = with_w(4, (4,), size=11)
+    assert jobs[2].stage_left == 0
+    assert full_rank(st.decide(snap(flows, jobs))).tolist() == [0, 2, 1]
+    # with its iteration load known: 0 x 11 = 0, first
+    flows, jobs = with_w(4, (4,), load=np.array([0.0, 11.0]), size=11)
+    assert full_rank(st.decide(snap(flows, jobs))).tolist() == [1, 2, 0]
+    # one iteration, whatever is left: v 4, u 10, w 11
+    assert full_rank(it.decide(snap(flows, jobs))).tolist() == [1, 0, 2]
+
+
+def test_beamer_inner_is_checked():
+    assert policies.parse_spec('beamer:inner=iteration') == \
+        ('beamer', {'inner': 'iteration'})
+    with pytest.raises(ConfigError, match='inner'):
+        policies.make('beamer', {'inner': 'coflow'})
+
+
 def progress_jobs(g1_done, g2_done, g1_jobs='ab'):
     """One link. g1: jobs of 10 B per iteration, stages end at 4 and 8;
     g2: job c, 10 B per iteration, stages end at 5 and 10."""
@@ -407,9 +474,11 @@ def test_beamer_same_snapshot_same_decision():
     s1 = snap(flows, two_groups(), pending=[(0, 1, 3.0)])
     s2 = snap([(0, 0, 1, 'a'), (1, 0, 1, 'c')], progress_jobs(2, 1, 'a'),
               links=1)
-    p = policies.make('beamer')
-    first = p.decide(s1)
-    assert_same(first, p.decide(s1))
-    p.decide(s2)
-    assert_same(first, p.decide(s1))
-    assert_same(first, policies.make('beamer').decide(s1))
+    for inner in ('stage', 'iteration'):
+        p = policies.make('beamer', {'inner': inner})
+        first = p.decide(s1)
+        assert_same(first, p.decide(s1))
+        p.decide(s2)
+        assert_same(first, p.decide(s1))
+        assert_same(first, policies.make('beamer',
+                                         {'inner': inner}).decide(s1))
