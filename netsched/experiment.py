@@ -25,12 +25,16 @@ BACKENDS = ('emu', 'sim')
 PATTERNS = ('ring', 'ps')
 PLACEMENTS = ('random', 'packed')
 # the order in which a connection's ready sends go: as they became ready
-# (back-propagation order), front layers first (P3 / ByteScheduler), or
-# in Prophet's gradient blocks (workload.prophet)
-SEND_ORDERS = ('ready', 'priority', 'prophet')
+# (back-propagation order), front layers first (P3), in Prophet's
+# gradient blocks, or through a ByteScheduler-like per-worker queue
+# under a byte credit (the last two: workload.prophet)
+SEND_ORDERS = ('ready', 'priority', 'prophet', 'bytescheduler')
 # a job's Prophet knobs (``prophet: {...}``) and their defaults
 # (workload.prophet; the policy prophet has the same)
 PROPHET_KNOBS = {'profile_iterations': 2, 'credit_mb': 4.0}
+# a job's ByteScheduler knobs (``bytescheduler: {...}``; the partition
+# size is its slice_mb); the policy bytescheduler has the same default
+BYTESCHEDULER_KNOBS = {'credit_mb': 4.0}
 EMU_MAX_QUEUES = 8
 
 
@@ -54,8 +58,9 @@ class JobSpec:
     stages: tuple = ()                # ((iterations, keep), ...) for tuning
     slice_mb: float = None            # ps: tensors sent in slices of this
     send_order: str = 'ready'         # or 'priority': front layers first
-    # send_order prophet: {'profile_iterations', 'credit_mb'} as a
-    # tuple of (key, value) pairs; None: the policy's, else the defaults
+    # send_order prophet: {'profile_iterations', 'credit_mb'}, send_order
+    # bytescheduler: {'credit_mb'}, as a tuple of (key, value) pairs;
+    # None: the policy's, else the defaults
     prophet: tuple = None
     # candidate placements (host tuples) the policy chooses among as the
     # plan is built (Policy.place; CASSINI's placement); () = none
@@ -298,7 +303,24 @@ def _candidates(c, hosts, need, group):
 def _prophet(c, order):
     """A job's Prophet knobs (``prophet: {profile_iterations: N,
     credit_mb: X}``), checked; only with ``send_order: prophet`` (under
-    the policy prophet they go in ``policy_params: prophet``)."""
+    the policy prophet they go in ``policy_params: prophet``). Or its
+    ByteScheduler knobs (``bytescheduler: {credit_mb: X}``), only with
+    ``send_order: bytescheduler``."""
+    b = c.get('bytescheduler')
+    if b is not None:
+        if order != 'bytescheduler':
+            c.fail('bytescheduler', 'ByteScheduler\'s knobs are for a job '
+                   'with send_order: bytescheduler (this one has %s); under '
+                   'the policy bytescheduler give them in policy_params: '
+                   'bytescheduler' % order)
+        if c.get('prophet') is not None:
+            c.fail('prophet', 'Prophet\'s knobs are for a job with '
+                   'send_order: prophet (this one has bytescheduler)')
+        bc = _Checker('%s: bytescheduler' % c.where, b)
+        credit = bc.num('credit_mb', BYTESCHEDULER_KNOBS['credit_mb'],
+                        positive=True)
+        bc.done()
+        return (('credit_mb', float(credit)),)
     v = c.get('prophet')
     if v is None:
         return None

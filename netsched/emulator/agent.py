@@ -38,9 +38,10 @@ Execution:
   writes, re-reading it before every write;
 - a receiver thread per incoming connection timestamps the last byte of
   every transfer; that completes the task. Its ACKs go in class 0;
-- a job with ``send_order: prophet`` (the policy prophet) has its
-  gradient sends go through this host's Prophet sender
-  (workload.prophet.Sender, the simulator's driver runs the same) before
+- a job with ``send_order: prophet`` or ``bytescheduler`` (the
+  policies prophet and bytescheduler) has its gradient sends go through
+  this host's sender (workload.prophet.Sender: Prophet's, or the
+  ByteScheduler-like one; the simulator's driver runs the same) before
   they join their connection's queue: it is told when each becomes ready
   (with its backward pass's start: the finish of the task its
   ``prophet.anchor`` names), when its sender thread has written it whole
@@ -202,8 +203,9 @@ class Agent:
                 self.dependents.setdefault(d, []).append(t['id'])
             self.pending[t['id']] = len(t['deps'])
         self.finish = {}
-        # Prophet (send_order: prophet): a sender per job (one worker per
-        # host), its wake-ups (time, job) and those asked for
+        # host senders (send_order prophet or bytescheduler): a sender
+        # per job (one worker per host), its wake-ups (time, job) and
+        # those asked for
         self.senders, self.wakes, self.woken = {}, [], set()
         # listen, then connect out (the coordinator orders the phases)
         self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
@@ -282,16 +284,17 @@ class Agent:
 
     def _prophet(self, job, what, task=None, ready=None, start=None,
                  end=None):
-        """An event for this host's Prophet sender of ``job``
-        (workload.prophet.Sender, which the simulator's driver runs too):
+        """An event for this host's sender of ``job``
+        (workload.prophet.Sender: Prophet's or the ByteScheduler-like
+        one, as the send's ``prophet`` field asks; the simulator's driver
+        runs the same):
         a gradient send ready (at ``ready``), one written whole (from
         ``start`` to ``end``), or a wake-up it asked for; what it releases
         goes to its connection's queue."""
         from ..workload import prophet
         s = self.senders.get(job)
         if s is None:
-            s = self.senders[job] = prophet.Sender(
-                *prophet.knobs(task['prophet']))
+            s = self.senders[job] = prophet.sender_for(task['prophet'])
         if what == 'ready':
             out = s.ready(prophet.Send.of(
                 task.get, ready, self.finish[task['prophet']['anchor']],
@@ -397,7 +400,7 @@ class Agent:
                 return 1
             elif kind == 'flush':
                 pass                    # reports go out below, when idle
-            elif kind == 'sent':        # a Prophet send written whole
+            elif kind == 'sent':        # a host sender's send written whole
                 _, tid, start, end = msg
                 self._prophet(self.tasks[tid]['job'], 'done',
                               self.tasks[tid], start=start, end=end)

@@ -21,10 +21,11 @@ class Prophet(Policy):
     under any network policy), its ps tensors in partitions of
     ``slice_mb`` (BytePS partitions tensors; 4 MB is its default).
 
-    From the public code (a BytePS fork, as ../shared/POLICIES.md reads
-    it): the grouping (a gap over twice the mean gap ends a group), the
-    block budget gap x bandwidth filled highest priority first, the tail
-    in strict priority under a credit once layer 0 is ready.
+    From the public code (a BytePS fork): the grouping (a gap over twice
+    the mean gap between gradients ends a group), the block budget gap x
+    bandwidth filled highest priority first while the remaining budget
+    is greater than the next partition (a strict test), the tail in
+    strict priority under a credit once layer 0 is ready.
     Reconstructed: profiling over ``profile_iterations`` iterations in
     ready order (the mean ready offset per gradient from its iteration's
     backward start; the bandwidth as bytes over the time the sends were

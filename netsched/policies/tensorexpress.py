@@ -1,6 +1,7 @@
 """TensorExpress (IEEE CLOUD 2020): tensor packets scheduled in-network."""
 import numpy as np
 
+from ..errors import ConfigError
 from .base import Decision, Policy, urgency_class
 from .registry import register
 
@@ -40,17 +41,42 @@ class TensorExpress(Policy):
     NaN) goes in the lowest class, Q - 1, behind every tensor, even when
     ``classes`` < Q (as in Geryon: -1 would be the coflow's class, the
     top one, as no coflow is ranked). Static per send (no recheck_at),
-    no coflow order."""
+    no coflow order.
+
+    ``host_order: false`` is the ablation "in-network priority without
+    host ordering": every send keeps its tag and the switches their
+    strict priority, but each connection sends its slices in the order
+    they became ready (``send_order: ready``), so whatever TensorExpress
+    gains over it is the hosts' ordering, and over ``p3`` the network's.
+    """
     name = 'tensorexpress'
-    params = {'classes': 8, 'slice_mb': 4.0}
+    params = {'classes': 8, 'slice_mb': 4.0, 'host_order': True}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.host_order = _boolean(self.host_order)
+
     def workload(self):
-        return {'send_order': 'priority', 'slice_mb': self.slice_mb}
+        return {'send_order': 'priority' if self.host_order else 'ready',
+                'slice_mb': self.slice_mb}
 
     def decide(self, snap):
         q = 8 if snap.queues is None else snap.queues
         k = min(self.classes, q)
         return Decision(flow_class=_tags(snap, k),
                         pending_class=_tags(snap, k, pending=True))
+
+
+def _boolean(v):
+    """A yes/no parameter: a YAML boolean, or from the command line
+    (``tensorexpress:host_order=false``) true/false or 1/0."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.lower() in ('true', 'false'):
+        return v.lower() == 'true'
+    raise ConfigError('tensorexpress: host_order must be true or false, '
+                      'got %r' % (v,))

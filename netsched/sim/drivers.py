@@ -127,9 +127,10 @@ class PlanDriver:
                 self.first_sends.setdefault(t.job, []).append(t)
         self.open_coflows = set()
         self.ready_at = {}              # send -> when it became ready
-        # Prophet (send_order: prophet): a sender per (job, host), the
-        # tasks whose end begins a backward pass, when they ended, when
-        # a gradient send started, the wake-ups asked for
+        # host senders (send_order prophet or bytescheduler): a sender
+        # per (job, host), the tasks whose end begins a backward pass,
+        # when they ended, when a gradient send started, the wake-ups
+        # asked for
         self.senders = {}
         self.anchors = {t.prophet['anchor'] for t in tasks
                         if t.kind == 'send' and t.prophet}
@@ -223,8 +224,10 @@ class PlanDriver:
             self._send_next(t.conn)
 
     def _prophet(self, job, host, what, t=None, wake_at=None):
-        """An event for the Prophet sender of ``job`` on ``host``
-        (workload.prophet.Sender, which the emulator's agents run too):
+        """An event for the host sender of ``job`` on ``host``
+        (workload.prophet.Sender: Prophet's or the ByteScheduler-like
+        one, as the send's ``prophet`` field asks; the emulator's agents
+        run the same):
         a gradient send ready (``t``), one done (``t``), or a wake-up it
         asked for; what it releases joins its connection's queue."""
         from ..workload import prophet
@@ -232,7 +235,7 @@ class PlanDriver:
         key = (job, host)
         s = self.senders.get(key)
         if s is None:
-            s = self.senders[key] = prophet.Sender(*prophet.knobs(t.prophet))
+            s = self.senders[key] = prophet.sender_for(t.prophet)
         if what == 'ready':
             out = s.ready(prophet.Send.of(
                 lambda k: getattr(t, k), eng.now,

@@ -1,22 +1,32 @@
 """Prophet (ICPP 2021): gradient blocks from a profiled iteration, planned
-and carried out at the sending host.
+and carried out at the sending host; and the ByteScheduler-like sender
+(SOSP 2019) that Prophet's tail is.
 
 Both backends' executors run this code: the simulator's workload driver
 (sim.drivers.PlanDriver) and the emulator's agents (emulator.agent). It
 reads no clock -- every time is passed in, in seconds of the caller's
 clock -- and needs no numpy, because the agents may run on the system
-Python. The policy that asks for it is ``policies.prophet``; a job asks
-for it itself with ``send_order: prophet``.
+Python. The policies that ask for it are ``policies.prophet`` and
+``policies.p3``'s ``bytescheduler``; a job asks for it itself with
+``send_order: prophet`` or ``send_order: bytescheduler``.
 
 The planning half (:func:`groups`, :func:`plan`), from the public code (a
-BytePS fork), as ../shared/POLICIES.md reads it:
-  - a gap between two ready times larger than twice the average gap ends
-    a group of gradients;
+BytePS fork):
+  - a gap between two gradients' ready times larger than twice the mean
+    gap between consecutive gradients ends a group. The mean is over
+    gradients, not partitions: a gradient's partitions are ready at the
+    same instant, and their zero gaps would drag the mean down until
+    nearly every gap between gradients looked large;
   - in the gap after a group, the budget is gap x bandwidth bytes: the
     ready partitions, highest priority (front layers) first, go out back
-    to back while they fit in it; that is one block;
+    to back while the remaining budget is greater than the next one's
+    size (strictly, as the public code tests it); that is one block;
   - once layer 0's gradient is ready, the rest go in strict priority
     order, at most ``credit`` bytes outstanding at a time.
+Partitions of one gradient ready at the same instant keep their partition
+order everywhere (blocks, tail, the ByteScheduler sender): ties in
+priority and ready time are broken by the partition number, not by ids
+or by the order the sender first saw them in.
 
 The executing half (:class:`Sender`, one per worker of a job) is
 reconstructed: what it profiles, over how many iterations, what
@@ -24,12 +34,12 @@ reconstructed: what it profiles, over how many iterations, what
   - Profiling: over the job's first ``profile_iterations`` iterations
     every gradient send goes as soon as it is ready (ready order, FIFO),
     and the sender records when each became ready, as an offset from the
-    start of that iteration's backward pass (a gradient is identified
+    start of that iteration's backward pass (a partition is identified
     across iterations by its ``slot``: its connection and label), its
     bytes and priority, and when each send started and ended. The
     bandwidth is the bytes those sends carried over the time at least one
     of them was sending (the union of their intervals).
-  - The plan (:func:`plan`) is made from the mean offset per gradient at
+  - The plan (:func:`plan`) is made from the mean offset per partition at
     the first ready send of the first iteration after profiling.
   - Then, per iteration, relative to its own backward start ``b``: block
     i opens at ``b + start_i``; an open block's partitions go in the
@@ -48,12 +58,23 @@ reconstructed: what it profiles, over how many iterations, what
     32 KiB unsent, TCP_NOTSENT_LOWAT).
 Released sends join their connection's queue in release order; sends on
 one connection still go one at a time.
+
+The ByteScheduler-like sender (``mode='bytescheduler'``) is that tail
+from the first iteration, without profiling or blocks: every ready
+partition waits in one per-worker queue and goes highest priority first
+(earlier iterations before later ones) while the bytes released and not
+yet done stay within the credit (one always goes when none is
+outstanding). ByteScheduler tunes its partition size and credit at run
+time; here both are fixed knobs (the partition size is the job's
+``slice_mb``).
 """
 from dataclasses import dataclass, field
 
 PROFILE_ITERATIONS = 2
 CREDIT_MB = 4.0
 MB = 2 ** 20                  # as slice_mb: MiB
+# what a Sender does: Prophet's profile, blocks and tail, or the tail alone
+MODES = ('prophet', 'bytescheduler')
 
 
 @dataclass(frozen=True)
@@ -71,19 +92,28 @@ class Plan:
     groups: tuple = field(default=())   # partition indices per group
 
 
-def groups(ready):
-    """Partition indices grouped by ready time: a gap larger than twice
-    the mean gap between consecutive ready times ends a group."""
+def groups(ready, gradient=None):
+    """Partition indices grouped by ready time: a gap between
+    consecutive ready times larger than twice the mean gap between
+    consecutive gradients ends a group. ``gradient`` names each
+    partition's gradient (None: each partition is a gradient of its
+    own); a gradient's ready time is its first partition's."""
     ready = [float(r) for r in ready]
+    gradient = list(range(len(ready))) if gradient is None else \
+        list(gradient)
     order = sorted(range(len(ready)), key=lambda i: ready[i])   # stable
     if len(order) < 2:
         return (tuple(order),) if order else ()
+    first = {}
+    for i in order:
+        first.setdefault(gradient[i], ready[i])
+    t = sorted(first.values())
+    gaps = [b - a for a, b in zip(t, t[1:])]
+    mean = sum(gaps) / len(gaps) if gaps else 0.0
     r = [ready[i] for i in order]
-    gaps = [b - a for a, b in zip(r, r[1:])]
-    mean = sum(gaps) / len(gaps)
     out, cur = [], [order[0]]
     for k in range(1, len(r)):
-        if gaps[k - 1] > 2.0 * mean:
+        if r[k] - r[k - 1] > 2.0 * mean:
             out.append(tuple(cur))
             cur = []
         cur.append(order[k])
@@ -91,18 +121,25 @@ def groups(ready):
     return tuple(out)
 
 
-def plan(ready, size, priority, bandwidth_Bps, credit_bytes):
+def plan(ready, size, priority, bandwidth_Bps, credit_bytes, gradient=None,
+         part=None):
     """Prophet's plan for one iteration: ``ready`` (s after the backward
     pass began), ``size`` (bytes) and ``priority`` (lower first: front
     layers) per gradient partition; the bandwidth measured (bytes/s);
-    the tail's credit (bytes). Layer 0's partitions are those of the
-    lowest priority value: the tail starts when the last of them is
-    ready (the end of back-propagation)."""
+    the tail's credit (bytes); per partition its gradient (for the
+    grouping; None: its own) and its number within the gradient (ties
+    in priority and ready time go by it; None: all 0). Layer 0's
+    partitions are those of the lowest priority value: the tail starts
+    when the last of them is ready (the end of back-propagation)."""
     ready = [float(x) for x in ready]
     size = [float(x) for x in size]
     prio = [float(x) for x in priority]
     n = len(ready)
-    gs = groups(ready)
+    part = [0] * n if part is None else list(part)
+    gs = groups(ready, gradient)
+
+    def key(i):
+        return (prio[i], ready[i], part[i], i)
     front = min(prio) if n else 0.0
     tail_at = max(ready[i] for i in range(n) if prio[i] == front) \
         if n else 0.0
@@ -115,18 +152,17 @@ def plan(ready, size, priority, bandwidth_Bps, credit_bytes):
         gap = min(ready[i] for i in gs[k + 1]) - t
         budget = gap * bandwidth_Bps
         pool = [i for i in range(n) if not sent[i] and ready[i] <= t]
-        pool.sort(key=lambda i: (prio[i], ready[i], i))
+        pool.sort(key=key)
         used, parts = 0.0, []
         for i in pool:
-            if used + size[i] > budget:
+            if not budget - used > size[i]:     # strict, as the public code
                 break
             used += size[i]
             parts.append(i)
             sent[i] = True
         if parts:
             blocks.append(Block(t, tuple(parts), float(budget)))
-    rest = sorted((i for i in range(n) if not sent[i]),
-                  key=lambda i: (prio[i], ready[i], i))
+    rest = sorted((i for i in range(n) if not sent[i]), key=key)
     return Plan(tuple(blocks), tuple(rest), float(credit_bytes), gs)
 
 
@@ -150,7 +186,8 @@ class Send:
     first (where its data sits in the next forward pass); ``ready``:
     when it became ready, ``backward``: when its iteration's backward
     pass began (both on the caller's clock); ``task``: the caller's own
-    object, handed back on release."""
+    object, handed back on release; ``gradient``: the gradient it is a
+    partition of (None: its slot), ``part``: its number in it."""
     id: int
     iteration: int
     slot: object
@@ -159,18 +196,30 @@ class Send:
     ready: float
     backward: float
     task: object = field(default=None, compare=False, repr=False)
+    gradient: object = None
+    part: int = 0
 
     @classmethod
     def of(cls, get, ready, backward, task=None):
         """A task graph send as the sender sees it; ``get(name)`` reads
         one of its fields (the simulator's Task, the agent's dict).
         Slot: its connection and label; priority: its urgency (where its
-        data sits in the next forward pass)."""
+        data sits in the next forward pass); gradient and part: from its
+        ``prophet`` field (the tensor or bucket, the slice number)."""
         u = get('urgency')
+        f = get('prophet') or {}
+        g = f.get('gradient')
         return cls(get('id'), get('iter'), (get('conn'), get('label')),
                    float(get('bytes')),
                    float(get('prio') if u is None else u), float(ready),
-                   float(backward), task)
+                   float(backward), task, g, int(f.get('part') or 0))
+
+    @property
+    def key(self):
+        """Its place among a worker's waiting sends: priority, then ready
+        time, then partition number (a gradient's partitions keep their
+        order), then id."""
+        return (self.priority, self.ready, self.part, self.id)
 
 
 def knobs(task_prophet):
@@ -178,6 +227,16 @@ def knobs(task_prophet):
     field (the task graph's: {'profile_iterations', 'credit_mb'})."""
     return (int(task_prophet['profile_iterations']),
             float(task_prophet['credit_mb']) * MB)
+
+
+def sender_for(task_prophet):
+    """The Sender a send's ``prophet`` field asks for: Prophet's
+    (``knobs``), or with ``mode: bytescheduler`` the ByteScheduler-like
+    one ({'mode', 'credit_mb'})."""
+    if task_prophet.get('mode', 'prophet') == 'bytescheduler':
+        return Sender(0, float(task_prophet['credit_mb']) * MB,
+                      mode='bytescheduler')
+    return Sender(*knobs(task_prophet))
 
 
 class _Iteration:
@@ -194,16 +253,24 @@ class _Iteration:
 
 
 class Sender:
-    """One worker's Prophet sender (see the module docstring). Each call
-    returns the sends to release now, in order; ``next_wake()`` is when
-    to call :meth:`wake` next (a block opens then), or None."""
+    """One worker's Prophet sender, or with ``mode='bytescheduler'`` its
+    ByteScheduler-like one (see the module docstring; that mode ignores
+    ``profile_iterations``). Each call returns the sends to release now,
+    in order; ``next_wake()`` is when to call :meth:`wake` next (a block
+    opens then), or None."""
 
     def __init__(self, profile_iterations=PROFILE_ITERATIONS,
-                 credit_bytes=CREDIT_MB * MB):
-        self.profile_iterations = int(profile_iterations)
+                 credit_bytes=CREDIT_MB * MB, mode='prophet'):
+        if mode not in MODES:
+            raise ValueError('mode must be one of %s, got %r'
+                             % (', '.join(MODES), mode))
+        self.mode = mode
+        self.profile_iterations = int(profile_iterations) \
+            if mode == 'prophet' else 0
         self.credit = float(credit_bytes)
         self.offsets = {}             # slot -> [offset per profiled iter]
         self.size, self.prio = {}, {}
+        self.gradient, self.part = {}, {}     # slot -> its gradient, part
         self.profiling = {}           # send id -> bytes (profiled, not done)
         self.busy = []                # (start, end) of profiled sends done
         self.busy_bytes = 0.0
@@ -212,6 +279,7 @@ class Sender:
         self.slots = ()               # plan's partition index -> slot
         self.front = frozenset()
         self.iters = {}               # iteration -> _Iteration (planned)
+        self.tailed = set()           # iterations in the tail, none waiting
         self.fifo = set()             # iterations past profiling in FIFO
         self.out = {}                 # send id -> bytes released, not done
         self.outstanding = 0.0
@@ -224,9 +292,17 @@ class Sender:
             self.offsets.setdefault(s.slot, []).append(s.ready - s.backward)
             self.size[s.slot] = float(s.bytes)
             self.prio[s.slot] = float(s.priority)
+            self.gradient[s.slot] = s.slot if s.gradient is None \
+                else s.gradient
+            self.part[s.slot] = s.part
             self.profiling[s.id] = float(s.bytes)
             return self._release([s])
         it = self.iters.get(k)
+        if it is None and (self.mode == 'bytescheduler' or
+                           k in self.tailed):
+            # ByteScheduler: every iteration is Prophet's tail throughout
+            it = self.iters[k] = _Iteration(s.backward, ())
+            it.tail = True
         if it is None:
             if k not in self.fifo and self.plan is None:
                 self._make_plan()
@@ -280,7 +356,9 @@ class Sender:
         self.plan = plan([mean[s] for s in self.slots],
                          [self.size[s] for s in self.slots],
                          [self.prio[s] for s in self.slots],
-                         self.bandwidth, self.credit)
+                         self.bandwidth, self.credit,
+                         [self.gradient[s] for s in self.slots],
+                         [self.part[s] for s in self.slots])
         lowest = min(self.prio.values())
         self.front = frozenset(s for s in self.slots
                                if self.prio[s] == lowest)
@@ -292,7 +370,7 @@ class Sender:
         return list(sends)
 
     def _pump(self, now):
-        out = []
+        out, tail = [], []
         for k in sorted(self.iters):
             it = self.iters[k]
             if not it.tail:
@@ -309,10 +387,20 @@ class Sender:
                 if not it.front_left:
                     it.tail = True
             if it.tail and it.waiting:
-                for s in sorted(it.waiting.values(),
-                                key=lambda s: (s.priority, s.ready, s.id)):
-                    if self.out and self.outstanding + s.bytes > self.credit:
-                        break
-                    del it.waiting[s.slot]
-                    out += self._release([s])
+                tail += [(k, s) for s in sorted(it.waiting.values(),
+                                                key=lambda s: s.key)]
+        # strict priority across iterations too: the first that does not
+        # fit the credit holds every later one
+        for k, s in tail:
+            if self.out and self.outstanding + s.bytes > self.credit:
+                break
+            del self.iters[k].waiting[s.slot]
+            out += self._release([s])
+        # an iteration in the tail with nothing waiting is dropped (its
+        # later sends come back as the tail): _pump stays O(iterations
+        # in progress) over a long run
+        for k in [k for k, it in self.iters.items()
+                  if it.tail and not it.waiting]:
+            del self.iters[k]
+            self.tailed.add(k)
         return out

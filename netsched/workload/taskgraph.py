@@ -42,6 +42,9 @@ from ..errors import ConfigError
 
 AGENT_PORT = 7000
 FIRST_SPORT = 20000
+# send orders whose gradient sends go through a host sender
+# (workload.prophet.Sender; the task's ``prophet`` field)
+SENDERS = ('prophet', 'bytescheduler')
 
 
 class Task:
@@ -412,13 +415,20 @@ def job_view(plan, jid, net):
 def _shaped(spec, shape):
     """A job as the policy's workload() asks: its sends in priority order
     (``send_order``), its ps tensors in slices (``slice_mb``, unless the
-    job gives its own)."""
+    job gives its own). A host sender's knobs (send_order prophet or
+    bytescheduler): the job's own where it asked for that order itself,
+    else the policy's (``shape[order]``)."""
     import dataclasses
     kw = {}
-    if shape.get('send_order'):
-        kw['send_order'] = shape['send_order']
-    if shape.get('prophet') and spec.prophet is None:
-        kw['prophet'] = tuple(shape['prophet'].items())
+    order = shape.get('send_order') or spec.send_order
+    if order != spec.send_order:
+        kw['send_order'] = order
+        if spec.prophet is not None:
+            kw['prophet'] = None        # the job's knobs are for its order
+    if spec.prophet is None or order != spec.send_order:
+        policy = shape.get(order) if order in SENDERS else None
+        if policy:
+            kw['prophet'] = tuple(policy.items())
     if shape.get('slice_mb') and spec.pattern == 'ps' and not spec.slice_mb:
         kw['slice_mb'] = float(shape['slice_mb'])
     return dataclasses.replace(spec, **kw) if kw else spec
@@ -564,8 +574,10 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         ready = [[[] for _ in range(L)] for _ in range(N)]
         if spec.pattern == 'ps':
             S = len(servers)
+            nth = {}                          # tensor -> slices so far
             for ti, li, name, size, u in pieces:
                 s = ti % S
+                part = nth[ti] = nth.get(ti, -1) + 1
                 c = int(urgency_class(u, K))
                 pushes = [plan.add('send', workers[w], jid, k,
                                    deps=[bwd[w][li]], dst=servers[s],
@@ -575,7 +587,8 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                                    worker=w, urgency=u,
                                    position=ti / len(tensors),
                                    order=u if prio_order else None,
-                                   prophet=_gradient(plan, bwd[w], prophet))
+                                   prophet=_gradient(plan, bwd[w], prophet,
+                                                     ti, part))
                           for w in range(N)]
                 for w in range(N):
                     pull = plan.add('send', servers[s], jid, k, deps=pushes,
@@ -605,7 +618,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                             position=layer_pos[first],
                             order=layer_start[first] if prio_order
                             else None,
-                            prophet=_gradient(plan, bwd[w], prophet)
+                            prophet=_gradient(plan, bwd[w], prophet, bi)
                             if st == 0 else None))
                     prev = cur
                 for w in range(N):
@@ -622,25 +635,33 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
 
 
 def _prophet_knobs(spec):
-    """A job's Prophet knobs ({'profile_iterations', 'credit_mb'}) if
-    its gradient sends go through Prophet senders, else None."""
-    if spec.send_order != 'prophet':
+    """A job's host sender knobs if its gradient sends go through one
+    (workload.prophet.sender_for): Prophet's ({'profile_iterations',
+    'credit_mb'}) or the ByteScheduler-like one's ({'mode':
+    'bytescheduler', 'credit_mb'}), else None."""
+    if spec.send_order not in SENDERS:
         return None
     from .prophet import CREDIT_MB, PROFILE_ITERATIONS
+    own = dict(spec.prophet or ())
+    if spec.send_order == 'bytescheduler':
+        return {'mode': 'bytescheduler',
+                'credit_mb': own.get('credit_mb', CREDIT_MB)}
     knobs = {'profile_iterations': PROFILE_ITERATIONS,
              'credit_mb': CREDIT_MB}
-    knobs.update(dict(spec.prophet or ()))
+    knobs.update(own)
     return knobs
 
 
-def _gradient(plan, bwd, knobs):
-    """A gradient send's ``prophet`` field: the knobs and its anchor,
-    the last forward layer of its worker's iteration (its end is the
-    start of the backward pass; ``bwd``: the worker's backward tasks by
-    layer, the last layer's first)."""
+def _gradient(plan, bwd, knobs, gradient, part=0):
+    """A gradient send's ``prophet`` field: the knobs, its anchor, the
+    last forward layer of its worker's iteration (its end is the start
+    of the backward pass; ``bwd``: the worker's backward tasks by layer,
+    the last layer's first), the gradient it is a partition of (a tensor
+    or bucket index) and its partition number."""
     if knobs is None:
         return None
-    return dict(knobs, anchor=plan.tasks[bwd[-1]].deps[0])
+    return dict(knobs, anchor=plan.tasks[bwd[-1]].deps[0],
+                gradient=gradient, part=part)
 
 
 def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1,

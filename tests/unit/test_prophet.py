@@ -46,6 +46,72 @@ def test_no_block_when_nothing_fits_and_everything_reaches_the_tail():
     assert sorted(sent) == list(range(len(PROFILE)))
 
 
+# --- issue 24: the mean gap, the strict budget, partition order ----------
+
+def test_the_mean_gap_is_between_gradients_not_partitions():
+    # gradient A (6 partitions) at 0, B at 4 ms, C at 5 ms, D (3
+    # partitions) at 16 ms. Between gradients: gaps 4, 1, 11 ms, mean
+    # 16/3 = 5.33, so only the 11 ms gap (> 10.67) cuts
+    ready = [0.0] * 6 + [0.004, 0.005] + [0.016] * 3
+    grad = ['A'] * 6 + ['B', 'C'] + ['D'] * 3
+    assert prophet.groups(ready, grad) == (
+        (0, 1, 2, 3, 4, 5, 6, 7), (8, 9, 10))
+    # counted between partitions: 10 gaps (7 of them zero) of 16 ms in
+    # all, mean 1.6, so the 4 ms gap (> 3.2) cut too
+    assert prophet.groups(ready) == (
+        (0, 1, 2, 3, 4, 5), (6, 7), (8, 9, 10))
+    # the plan groups the same way
+    p = prophet.plan(ready, [1.0] * 11, range(11, 0, -1), 1.0, 1.0, grad)
+    assert p.groups == ((0, 1, 2, 3, 4, 5, 6, 7), (8, 9, 10))
+
+
+def test_a_partition_goes_only_if_the_remaining_budget_is_greater():
+    # p0 (prio 1), p1 (prio 2) at 0, p2 (prio 3) at 0.25 s, p3 (layer 0)
+    # at 1 s: gaps 0, 0.25, 0.75 (mean 1/3) cut before p3 only. The block
+    # at 0.25 s has 0.75 s x 8 B/s = 6 B.
+    ready, prio = (0.0, 0.0, 0.25, 1.0), (1, 2, 3, 0)
+    # p0 of 6 B: 6 > 6 fails, and priority is strict: no block at all
+    p = prophet.plan(ready, (6, 1, 1, 1), prio, 8.0, 1.0)
+    assert p.groups == ((0, 1, 2), (3,))
+    assert p.blocks == () and p.tail == (3, 0, 1, 2)
+    # p0 of 5 B: 6 > 5, in; then 1 B left, and p1 of 1 B: 1 > 1 fails
+    p = prophet.plan(ready, (5, 1, 1, 1), prio, 8.0, 1.0)
+    assert [(b.start, b.parts, b.budget) for b in p.blocks] == [
+        (0.25, (0,), 6.0)]
+    assert p.tail == (3, 1, 2)
+
+
+def test_partitions_of_a_gradient_keep_their_order():
+    # three partitions of one gradient, ready together at one priority,
+    # listed (and numbered by the sender's first sight) as parts 2, 0, 1:
+    # they leave as parts 0, 1, 2 (indices 1, 2, 0), in the tail ...
+    p = prophet.plan([0.0] * 3, [1.0] * 3, [0] * 3, 1.0, 1.0,
+                     ['g'] * 3, [2, 0, 1])
+    assert p.tail == (1, 2, 0)
+    # ... and in a block: with gradients e and f (priority 2) at 0 and h
+    # (layer 0) at 0.5 s, gaps 0, 0, 0.5 (mean 1/6) cut before h; the
+    # block at 0 has 0.5 s x 10 B/s = 5 B: parts 0 and 1 (1 B each),
+    # then part 2 (4 B) does not go (3 left, not > 4), nor e and f
+    p = prophet.plan([0.0] * 3 + [0.5, 0.0, 0.0], [4, 1, 1, 1, 1, 1],
+                     [1] * 3 + [0, 2, 2], 10.0, 1.0,
+                     ['g'] * 3 + ['h', 'e', 'f'], [2, 0, 1, 0, 0, 0])
+    assert [b.parts for b in p.blocks] == [(1, 2)]
+    assert p.tail == (3, 0, 4, 5)
+    # the sender: its ids in the opposite order (as they could come from
+    # a plan built another way), ready while another send is out
+    s = prophet.Sender(0, 1.0, mode='bytescheduler')
+    x = prophet.Send(0, 0, 'x', 1.0, 5.0, 0.0, 0.0)
+    assert s.ready(x, 0.0) == [x]
+    parts = [prophet.Send(9 - k, 0, 's%d' % k, 1.0, 1.0, 0.1, 0.0,
+                          gradient='g', part=k) for k in (2, 0, 1)]
+    for y in parts:
+        assert s.ready(y, 0.1) == []               # x holds the credit
+    got = []
+    for tid in (0, 9, 8, 7):
+        got += [y.part for y in s.done(tid, 0.0, 0.2)]
+    assert got == [0, 1, 2]
+
+
 # --- the sender (issue 12): one worker's executor, time passed in ---------
 
 KB = 1000.0
@@ -175,7 +241,8 @@ def _exp(policy='prophet', **job):
     j.update(job)
     return experiment.from_dict({'topology': 'dumbbell,2', 'policy': policy,
                                  'policy_params': {'prophet': {
-                                     'profile_iterations': 1}},
+                                     'profile_iterations': 1},
+                                     'bytescheduler': {'credit_mb': 8}},
                                  'jobs': [j]}, 'e.yaml', backend='sim')
 
 
@@ -206,11 +273,15 @@ def test_gradient_sends_carry_the_knobs_and_their_backward_start():
     assert prophet.knobs(g[0].prophet) == (2, 4.0 * 2 ** 20)   # defaults
 
 
-def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch):
+@pytest.mark.parametrize('policy', ['prophet', 'bytescheduler'])
+def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
+                                                             policy):
     """The simulator's driver and the emulator's agent feed the same
     events to the same sender: replaying what the simulator's senders
     saw through the agent's glue (task dicts, its finish times, its
-    clock) releases the same sends at the same moments."""
+    clock) releases the same sends at the same moments. Prophet's and
+    the ByteScheduler-like sender (whose credit, 8 MB, lets several
+    partitions out at once)."""
     from netsched import run as nrun
     from netsched.emulator import agent as agent_mod
     calls = []                                  # (sender, what, args, out)
@@ -226,13 +297,18 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch):
         monkeypatch.setattr(prophet.Sender, k, spy(k))
     import tempfile
     with tempfile.TemporaryDirectory() as d:
-        nrun.execute(_exp(), d + '/out', say=lambda m: None, plots=False)
+        nrun.execute(_exp(policy), d + '/out', say=lambda m: None,
+                     plots=False)
     for k, f in real.items():
         monkeypatch.setattr(prophet.Sender, k, f)
-    assert any(name == 'wake' for _, name, _, _ in calls)
-    assert any(len(out) > 1 for _, _, _, out in calls)      # a tail burst
+    # Prophet's blocks open on wake-ups; ByteScheduler's sender has none
+    assert any(name == 'wake' for _, name, _, _ in calls) == \
+        (policy == 'prophet')
+    assert any(len(out) > 1 for _, _, _, out in calls)      # a burst
     from netsched.workload import taskgraph
-    tasks = {t.id: t.to_dict() for t in taskgraph.build(_exp()).tasks}
+    tasks = {t.id: t.to_dict() for t in taskgraph.build(_exp(policy)).tasks}
+    assert {t['prophet'].get('mode', 'prophet') for t in tasks.values()
+            if t['prophet']} == {policy}
     for sender in {c[0] for c in calls}:
         mine = [c for c in calls if c[0] == sender]
         a = object.__new__(agent_mod.Agent)
@@ -315,7 +391,7 @@ def test_the_policy_and_the_knobs_are_checked():
         with pytest.raises(ConfigError, match=match):
             experiment.from_dict(d, 'e.yaml')
     bad(r"e.yaml: jobs\[0\]: send_order: must be one of ready, priority, "
-        r"prophet, got 'blocks'", send_order='blocks')
+        r"prophet, bytescheduler, got 'blocks'", send_order='blocks')
     bad(r"e.yaml: jobs\[0\]: prophet: credit_mb: must be > 0, got -1",
         send_order='prophet', prophet={'credit_mb': -1})
     bad(r"e.yaml: jobs\[0\]: prophet: profile_iterations: must be an "
