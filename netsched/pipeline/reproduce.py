@@ -285,12 +285,13 @@ def _invert(r, lo, hi):
 
 
 def cell(r):
-    """'1.31x (1.25-1.37)' for a row, '' for none."""
+    """'1.310x (1.250-1.370)' for a row, '' for none: three decimals,
+    as a policy's margin is often a few per cent."""
     if r is None or r['speedup'] is None:
         return ''
     if r['low'] is None:
-        return '%.2fx (one seed)' % r['speedup']
-    return '%.2fx (%.2f-%.2f)' % (r['speedup'], r['low'], r['high'])
+        return '%.3fx (one seed)' % r['speedup']
+    return '%.3fx (%.3f-%.3f)' % (r['speedup'], r['low'], r['high'])
 
 
 MARK = {'agrees': '+', 'opposite': '-', 'no difference': '=',
@@ -342,16 +343,19 @@ def headline(study, rows):
 
 def markdown(heads):
     """The reproduction table as Markdown (README, reproduction.md)."""
-    lines = ['| policy | against | metric | paper | simulator, 8 classes '
-             '| simulator, full order | emulator | over the axis |',
-             '|---|---|---|---|---|---|---|---|']
+    lines = ['| study | policy | against | metric | paper | paper\'s figure '
+             '| simulator, 8 classes | simulator, full order | emulator '
+             '| over the axis |',
+             '|---|---|---|---|---|---|---|---|---|---|']
     for h in heads:
         def c(name):
             x = h['cols'][name]
             return '%s %s' % (x['mark'], x['text']) if x['text'] else ''
         sim = h['cols']['sim']
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            h['policy'], h['against'], h['metric'], _paper(h),
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            h['study'], h['policy'], h['against'], h['metric'],
+            h['paper'] or '', '%.2gx' % h['paper_speedup']
+            if h['paper_speedup'] else '',
             c('sim'), c('sim_exact'), c('emu'),
             '%d of %d %s agree' % (sim['agree'], sim['n'], h['axis'])
             if sim['n'] else ''))
@@ -362,11 +366,6 @@ def markdown(heads):
                  '= no difference.')
     return '\n'.join(lines) + '\n'
 
-
-def _paper(h):
-    if h['paper_speedup']:
-        return '%s (%.2gx)' % (h['paper'], h['paper_speedup'])
-    return h['paper'] or ''
 
 
 CSV_COLUMNS = ('study', 'policy', 'against', 'metric', 'backend', 'axis',

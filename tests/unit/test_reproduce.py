@@ -139,14 +139,14 @@ def test_the_table_by_hand(tmp_path):
     h = heads[0]
     assert h['regime'] == '10'
     assert h['cols']['sim']['mark'] == '='
-    assert h['cols']['sim_exact']['text'] == '1.50x (1.50-1.50)'
+    assert h['cols']['sim_exact']['text'] == '1.500x (1.500-1.500)'
     assert h['cols']['sim_exact']['mark'] == '+'
     assert (h['cols']['sim']['agree'], h['cols']['sim']['n']) == (0, 2)
     assert h['cols']['emu']['row'] is None
     assert not h['reproduced']
     md = reproduce.markdown(heads)
-    assert '| sebf | fair | avg_jct_s | faster than fair (1.5x) | ' \
-           '= 2.83x (0.03-231.20) |' in md
+    assert '| tiny | sebf | fair | avg_jct_s | faster than fair | 1.5x | ' \
+           '= 2.828x (0.035-231.200) |' in md
 
 
 def test_a_tiny_study_end_to_end(tmp_path):
@@ -157,7 +157,7 @@ def test_a_tiny_study_end_to_end(tmp_path):
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                        timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert '| sebf | fair | avg_jct_s |' in r.stdout
+    assert '| tiny | sebf | fair | avg_jct_s |' in r.stdout
     sweep_dir = os.path.join(out, 'tiny', 'sim')
     with open(os.path.join(sweep_dir, 'runs.csv')) as f:
         runs = list(csv.DictReader(f))
