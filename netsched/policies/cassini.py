@@ -9,8 +9,13 @@ the jobs' profiles.
 
 Times are in seconds on a grid of ``resolution`` seconds; a circle is an
 array of bandwidth demand (bit/s) per grid step over one iteration.
+A link's score is over the full LCM of its jobs' periods, exactly, by
+pairing phases per residue modulo the gcd (:func:`overloads`), not on a
+circle cut short: a cut circle misses pairs of phases and can report a
+gain the full LCM does not have (jobs of coprime periods meet in every
+phase whatever their shifts), which then chose shifts and placements.
 
-From the paper (as POLICIES.md reads it, consistent across two
+From the paper (as read here, consistent across two
 re-implementations): circles, the unified circle of LCM perimeter, the
 score, exhaustive shifts for two jobs and coordinate search beyond, the
 affinity graph with BFS from a reference job, loop-free placements,
@@ -18,13 +23,16 @@ agents that delay iteration starts and re-align on drift.
 Reconstructed here: the circle is the job's profile (compute, then its
 iteration's bytes at the bottleneck rate, starting when its first
 gradient is ready), links whose jobs cannot exceed them are left out,
-links carrying the same jobs count once (the most contended), a cycle
-among the rest is broken by dropping the least contended links, and the
-gate's tolerance and slack (below).
+links carrying the same jobs count once (the most contended), links
+whose score does not depend on the shifts hold nobody, a cycle among
+the rest is broken by dropping the least contended links, where the
+others of a job on a link repeat only beyond ``cap_s`` the score is
+bounded and shifts and placements are taken only for gains beyond the
+bound, and the gate's tolerance and slack (below).
 """
 import math
 import zlib
-from collections import deque
+from collections import deque, namedtuple
 
 import numpy as np
 
@@ -33,7 +41,6 @@ from .registry import register
 from ..errors import ConfigError
 
 RESOLUTION_S = 0.001          # 1 ms grid
-PERIMETER_CAP_S = 10.0        # a unified circle is at most this long
 
 
 def steps(t, resolution=RESOLUTION_S):
@@ -55,15 +62,20 @@ def job_circle(iteration_s, comm_s, bw_bps, comm_start_s=None,
     return circle
 
 
-def unified_perimeter(circles, resolution=RESOLUTION_S,
-                      cap_s=PERIMETER_CAP_S):
+def lcm(periods):
+    """The least common multiple of whole numbers (1 for none)."""
+    out = 1
+    for n in periods:
+        out = out * int(n) // math.gcd(out, int(n))
+    return out
+
+
+def unified_perimeter(circles, resolution=RESOLUTION_S, cap_s=None):
     """Grid steps of the unified circle: the LCM of the jobs' perimeters,
-    capped at ``cap_s`` (beyond it, the cap: the patterns then do not
-    close exactly, the price of a bounded search)."""
-    lcm = 1
-    for c in circles:
-        lcm = lcm * len(c) // math.gcd(lcm, len(c))
-    return min(lcm, steps(cap_s, resolution))
+    or, given ``cap_s``, that circle cut there (as the solver once
+    scored: a cut circle misses pairs of phases, see :func:`score`)."""
+    p = lcm(len(c) for c in circles)
+    return p if cap_s is None else min(p, steps(cap_s, resolution))
 
 
 def unify(circles, shifts, perimeter):
@@ -79,155 +91,187 @@ def unify(circles, shifts, perimeter):
 def score(circles, shifts, capacity_bps, perimeter=None):
     """A link's compatibility score: 1 - mean over the unified circle of
     max(0, total demand - C) / C. 1 = the jobs never together exceed
-    the link."""
-    p = perimeter or unified_perimeter(circles)
-    total = unify(circles, shifts, p).sum(axis=0)
+    the link. Over the full LCM of the perimeters, exactly
+    (:func:`score_bounds` without a budget: its cost is the LCM of all
+    jobs' perimeters but one); given ``perimeter``, on the unified
+    circle cut there, step by step."""
+    if perimeter is None:
+        return score_bounds(circles, shifts, capacity_bps)[0]
+    total = unify(circles, shifts, perimeter).sum(axis=0)
     return 1.0 - float(np.maximum(total - capacity_bps, 0.0).mean()
                        / capacity_bps)
-
-
-def best_shifts(circles, capacity_bps, perimeter=None, rounds=4):
-    """Shifts (grid steps, the first job fixed at 0) maximising the
-    link's score, and the score. Two jobs: every shift of the second
-    over its own perimeter (the smallest best one). More: coordinate
-    search, one job at a time over its perimeter, until a round changes
-    nothing (at most ``rounds``). A job's shifts are all scored at
-    O(unified perimeter) (:func:`_best_shift`; scored one by one over
-    the unified circle, 1000 jobs on a k=16 fat-tree needed 72,000
-    searches of about 30 ms each)."""
-    p = perimeter or unified_perimeter(circles)
-    shifts = [0] * len(circles)
-    best = score(circles, shifts, capacity_bps, p)
-    if len(circles) < 2:
-        return shifts, best
-    each = unify(circles, shifts, p)
-    total = each.sum(axis=0)
-    moves, seen = 0, {}           # a job whose others did not move since
-    for _ in range(rounds if len(circles) > 2 else 1):   # it was searched
-        changed = False                                  # would not move
-        for j in range(1, len(circles)):
-            if seen.get(j) == moves:
-                continue
-            seen[j] = moves
-            others = total - each[j]
-            s, v = _best_shift(others, circles[j], capacity_bps, p,
-                               above=best + TIE)
-            if v is not None and v > best + TIE:
-                best, changed = v, True
-                shifts[j] = s
-                each[j] = unify([circles[j]], [s], p)[0]
-                total = each.sum(axis=0)
-                moves += 1
-                seen[j] = moves
-        if not changed:
-            break
-    return shifts, best
 
 
 TIE = 1e-12        # scores this close are equal: the smallest shift wins
 
 
-def _scores_over_shifts(others, circle, capacity_bps, perimeter,
-                        chunk=256, shifts=None):
-    """The link's score for every shift of one job (its circle) against
-    the others' summed demand on the unified circle (or for ``shifts``
-    only, with the same arithmetic)."""
-    a = np.arange(perimeter)
-    n = len(circle)
-    shifts = np.arange(n) if shifts is None else np.asarray(shifts)
-    out = np.empty(len(shifts))
-    for lo in range(0, len(shifts), chunk):
-        s = shifts[lo:lo + chunk]
-        demand = others[None, :] + circle[(a[None, :] - s[:, None]) % n]
-        over = np.maximum(demand - capacity_bps, 0.0).mean(axis=1)
-        out[lo:lo + len(s)] = 1.0 - over / capacity_bps
+def overloads(others, circle):
+    """The mean overload of a link of capacity 1 over the full LCM of P
+    and n, for each shift in [0, g) (g = gcd(P, n)) of a job (its
+    ``circle``, n steps) against the others' summed demand (``others``,
+    over their own period P). A shift's score is 1 minus it; it depends
+    on the shift mod g only.
+
+    Exact at O(P + g x runs) per level of the job's demand, however long
+    the LCM: as a runs over the LCM, (a mod P, a mod n) takes every pair
+    (b, x) with b = x (mod g) exactly once (Chinese remainder theorem),
+    so the overload summed over the LCM pairs the others' steps b = r
+    with the job's steps x = r - shift, residue by residue. The job's
+    circle is cut into layers (demand at least each of its levels
+    v_1 < v_2 < ...); where layer i is on it adds phi_i(o) = max(0, o +
+    v_i - 1) - max(0, o + v_(i-1) - 1), summed per residue (Phi_i) and
+    over the layer's runs of steps, shifted, by prefix sums."""
+    P, n = len(others), len(circle)
+    g = math.gcd(P, n)
+    ld = np.longdouble              # ties are told apart at 1e-12
+    extra = np.zeros(g, ld)
+    s = np.arange(g)
+    below = 0.0
+    for level in np.unique(circle[circle > 0]).tolist():
+        phi = (np.maximum(others + level - 1.0, 0.0)
+               - np.maximum(others + below - 1.0, 0.0))
+        per = phi.reshape(P // g, g).sum(axis=0)
+        prefix = np.concatenate([[ld(0)],
+                                 np.cumsum(np.tile(per.astype(ld), 2))])
+        for start, length in zip(*_runs(circle >= level)):
+            turns, rem = divmod(int(length), g)
+            at = (start + s) % g
+            extra += turns * prefix[g] + prefix[at + rem] - prefix[at]
+        below = level
+    base = float(np.maximum(others - 1.0, 0.0).mean())
+    return base + (extra * ld(g) / ld(P * n)).astype(float)
+
+
+def _runs(mask):
+    """The runs of a circular mask with some step on: (starts,
+    lengths)."""
+    n = len(mask)
+    if mask.all():
+        return np.array([0]), np.array([n])
+    starts = np.flatnonzero(mask & ~np.roll(mask, 1))
+    ends = np.flatnonzero(mask & ~np.roll(mask, -1))
+    ends = ends[np.searchsorted(ends, starts) % len(ends)]
+    return starts, (ends - starts) % n + 1
+
+
+def _others(periods, means, j, budget):
+    """Which jobs but j to sum step by step (the LCM of their periods at
+    most ``budget`` steps; None: no limit), and the sum of the mean
+    demands of those left out: the most the overload, so the score, can
+    be off without them (max(0, x + y - C) <= max(0, x - C) + y, y >=
+    0). The others are kept in order of demand, most first, each if
+    their LCM stays within the budget (the first always: its circle is
+    at hand), so that what is left out, and the bound, is small."""
+    rest, left, p = [], 0.0, 1
+    for k in sorted((k for k in range(len(periods)) if k != j),
+                    key=lambda k: (-means[k], k)):
+        q = p * periods[k] // math.gcd(p, periods[k])
+        if budget is None or q <= budget or not rest:
+            rest.append(k)
+            p = q
+        else:
+            left += means[k]
+    return sorted(rest), left
+
+
+def _total(circles, shifts, jobs):
+    """The summed demand of ``jobs`` over the LCM of their periods."""
+    p = lcm(len(circles[k]) for k in jobs)
+    out = np.zeros(p)
+    for k in jobs:
+        out += np.resize(np.roll(circles[k], int(shifts[k])), p)
     return out
 
 
-def _best_shift(others, circle, capacity_bps, perimeter, above=-np.inf):
-    """The first shift of one job whose score is within TIE of the best,
-    and its score, or None for a score surely at most ``above``: exactly
-    what :func:`_scores_over_shifts` over every shift gives, at
-    O(perimeter) instead of O(perimeter x period) for a circle of one
-    rate (a job's). All shifts are scored by folding the overload the
-    job adds onto its circle and summing it over its sending steps
-    (prefix sums); only the shifts whose score the rounding could place
-    either side of the tie are scored the slow way (rare), and the
-    chosen one, so that its score is the same float."""
-    approx = _approx_scores(others, circle, capacity_bps, perimeter)
-    if approx is None:                       # not one rate: every shift
-        v = _scores_over_shifts(others, circle, capacity_bps, perimeter)
-        s = int(np.flatnonzero(v >= v.max() - TIE)[0])
-        return s, float(v[s])
-    v, err = approx
+def _plans(circles, budget):
+    periods = [len(c) for c in circles]
+    means = [float(c.mean()) for c in circles]
+    return [_others(periods, means, j, budget) for j in range(len(circles))]
 
-    def exact(s):
-        return _scores_over_shifts(others, circle, capacity_bps,
-                                   perimeter, shifts=s)
-    top, best = v.max(), None
-    for s in np.flatnonzero(v >= top - TIE - 2 * err):
-        if v[s] >= top - TIE + 2 * err:
-            break                            # within the tie, surely
-        if best is None:                     # the exact best is near top
-            best = exact(np.flatnonzero(v >= top - 2 * err)).max()
-        if exact([s])[0] >= best - TIE:
+
+def _bounds(circles, shifts, plans, folds=None, spread=False):
+    """(lo, hi) of the score at ``shifts`` (circles over a capacity of
+    1), from a job whose others are summed with the least left out;
+    and whether the score depends on the shifts (some job's shifts
+    score more than its bound apart; taken as ``spread`` if true).
+    ``folds``: {job: its :func:`overloads`} still true at ``shifts``
+    (from the search), used rather than computed again."""
+    folds = dict(folds or {})
+
+    def fold(j):
+        if j not in folds:
+            folds[j] = overloads(_total(circles, shifts, plans[j][0]),
+                                 circles[j])
+        return folds[j]
+
+    def cost(j):
+        rest, left = plans[j]
+        return left, j not in folds, lcm(len(circles[k]) for k in rest), j
+    j = min(range(len(plans)), key=cost)
+    over, left = float(fold(j)[shifts[j] % len(fold(j))]), plans[j][1]
+    for k in sorted(range(len(plans)), key=lambda k: k not in folds):
+        if spread:
             break
-    else:                          # cannot happen if err bounds the error
-        v = _scores_over_shifts(others, circle, capacity_bps, perimeter)
-        s = int(np.flatnonzero(v >= v.max() - TIE)[0])
-        return s, float(v[s])
-    if v[s] + err <= above:
-        return int(s), None
-    return int(s), float(exact([s])[0])
+        v = fold(k)
+        spread = float(v.max() - v.min()) > plans[k][1] + TIE
+    return 1.0 - over - left, 1.0 - over, spread
 
 
-def _approx_scores(others, circle, capacity_bps, perimeter):
-    """The score of every shift of a job whose circle sends at one rate
-    w (else None), and a bound on how far those of
-    :func:`_scores_over_shifts` are from them. Where the job sends, the
-    overload grows by f(a) = max(0, o(a) + w - C) - max(0, o(a) - C);
-    step a of the unified circle is step a mod n of the job's circle
-    whatever its shift, so f folds onto the job's circle and a shift's
-    score needs f summed over its sending steps, shifted."""
-    n = len(circle)
-    on = circle != 0
-    if not on.any() or (circle[on] != circle[on][0]).any():
-        return None
-    w = float(circle[on][0])
-    m = -(-perimeter // n)                  # turns of the circle in p
-    base = np.maximum(others - capacity_bps, 0.0)
-    f = np.zeros(m * n)
-    f[:perimeter] = np.maximum(others + w - capacity_bps, 0.0) - base
-    g = f.reshape(m, n).sum(axis=0)                 # f by step of the circle
-    ld = np.longdouble
-    prefix = np.concatenate([[ld(0)], np.cumsum(np.tile(g, 2).astype(ld))])
-    # the sending steps, as runs [start, start + length) on the circle
-    starts = np.flatnonzero(on & ~np.concatenate([on[-1:], on[:-1]]))
-    if len(starts) == 0:
-        starts, lengths = np.array([0]), np.array([n])
-    else:
-        ends = np.flatnonzero(on & ~np.concatenate([on[1:], on[:1]]))
-        ends = ends[np.searchsorted(ends, starts) % len(ends)]
-        lengths = (ends - starts) % n + 1
-    s = np.arange(n)
-    extra = np.zeros(n, ld)
-    for b, length in zip(starts, lengths):
-        at = (b + s) % n
-        extra += prefix[at + length] - prefix[at]
-    v = (1 - (ld(base.sum()) + extra) / ld(perimeter)
-         / ld(capacity_bps)).astype(float)
-    # |rounding|, twice over, of _scores_over_shifts' (its terms, at
-    # most the largest demand over the capacity d, their pairwise mean,
-    # at most the overload ov) and this one's (the terms, f at most w,
-    # the pairwise sum, sums of m terms, prefix sums in extended
-    # precision), and their last operations
-    eps, el = np.finfo(float).eps, float(np.finfo(ld).eps)
-    d = (float(np.max(others, initial=0.0)) + w) / capacity_bps
-    wc, ov = w / capacity_bps, 1 - float(v.min()) + 1e-6
-    err = 2 * (eps * (8 * d + (np.log2(perimeter + 1) + 16) * ov + m * wc
-                      + 2 * (1 + float(np.abs(v).max())))
-               + el * 16 * n * wc)
-    return v, err
+def score_bounds(circles, shifts, capacity_bps, budget=None):
+    """Bounds (lo, hi) on a link's score over the full LCM, with the
+    demand of some jobs but one summed step by step over at most
+    ``budget`` steps (None: all, and lo == hi, the exact score)."""
+    cs = [np.asarray(c, float) / capacity_bps for c in circles]
+    lo, hi, _ = _bounds(cs, list(shifts), _plans(cs, budget))
+    return lo, hi
+
+
+def solve_link(circles, capacity_bps, budget=None, rounds=4):
+    """Shifts (grid steps, the first job fixed at 0) maximising a link's
+    score over the full LCM of the perimeters; bounds (lo, hi) on the
+    score there; and whether the link should hold its jobs to them (a
+    shift moved, or the score depends on the shifts).
+
+    Two jobs: the smallest best shift of the second over [0, g), g the
+    gcd of the periods (the score repeats with period g; coprime periods
+    meet in every phase whatever the shift, and nothing is shifted).
+    More: coordinate search, one job at a time, until a round changes
+    nothing (at most ``rounds``). A job moves only for a gain sure over
+    the full LCM: beyond the bound of the jobs left out when its others'
+    LCM exceeds ``budget`` steps (:func:`_others`; none left out, and
+    the scores exact, within the budget)."""
+    cs = [np.asarray(c, float) / capacity_bps for c in circles]
+    plans = _plans(cs, budget)
+    shifts = [0] * len(cs)
+    moves, seen = 0, {}           # a job whose others did not move since
+    folds = {}                    # it was searched would not move; its
+    for _ in range(rounds if len(cs) > 2 else 1):   # fold still holds
+        changed = False
+        for j in range(1, len(cs)):
+            if seen.get(j) == moves:
+                continue
+            seen[j] = moves
+            rest, left = plans[j]
+            v = overloads(_total(cs, shifts, rest), cs[j])
+            s = int(np.flatnonzero(v <= v.min() + TIE)[0])
+            if v[s] + left < v[shifts[j] % len(v)] - TIE:
+                shifts[j], changed = s, True
+                moves += 1
+                seen[j] = moves
+            folds[j] = (v, moves)
+        if not changed:
+            break
+    lo, hi, held = _bounds(cs, shifts, plans, {
+        j: v for j, (v, at) in folds.items() if at == moves}, moves > 0)
+    return shifts, lo, hi, held
+
+
+def best_shifts(circles, capacity_bps, budget=None, rounds=4):
+    """Shifts maximising a link's score over the full LCM (the first job
+    at 0), and the score (its lower bound beyond ``budget``):
+    :func:`solve_link`."""
+    shifts, lo, _, _ = solve_link(circles, capacity_bps, budget, rounds)
+    return shifts, lo
 
 
 def affinity_shifts(link_shifts, periods, reference=None):
@@ -293,21 +337,27 @@ def _has_cycle(adj):
 
 
 def choose_placement(candidates):
-    """Among candidate placements of an arriving job, each {link:
-    (score, {job: shift})} with ``periods`` for the BFS, the index of the
+    """Among candidate placements of an arriving job, the index of the
     one whose affinity graph has no cycle and whose links' average score
     is best (None if every one has a cycle). A candidate is a dict with
-    'links' ({link: (score, {job: shift})}) and 'periods' ({job: T})."""
-    best, best_avg = None, -np.inf
+    'links' ({link: (score, {job: shift})}: the links that hold their
+    jobs to shifts, for the BFS), 'periods' ({job: T}), and optionally
+    'score' (its average score, else the links') and 'err' (how far
+    above 'score' its true average may be, 0 if exact): a later
+    candidate is preferred only if its score is above the best's by
+    more than the best's 'err' (the first of equals)."""
+    best, best_hi = None, -np.inf
     for i, cand in enumerate(candidates):
         links = cand['links']
         shifts = affinity_shifts({lk: js for lk, (_, js) in links.items()},
                                  cand['periods'])
         if shifts is None:
             continue
-        avg = np.mean([s for s, _ in links.values()]) if links else 1.0
-        if avg > best_avg + 1e-12:
-            best, best_avg = i, avg
+        avg = cand.get('score')
+        if avg is None:
+            avg = np.mean([s for s, _ in links.values()]) if links else 1.0
+        if avg > best_hi + 1e-12:
+            best, best_hi = i, avg + cand.get('err', 0.0)
     return best
 
 
@@ -372,7 +422,16 @@ def _forest(scored):
     return kept
 
 
+class _Link(namedtuple('_Link', 'score neg_peak jobs link shifts err '
+                                'held')):
+    """A contended link, solved: its score (a lower bound, ``err`` below
+    the most it may be), minus its peak demand over capacity, its jobs,
+    its id, {job: shift steps}, whether it holds its jobs to them."""
+    __slots__ = ()
+
+
 SHIFT_MODES = ('solve', 'random', 'none')
+PLACE_MODES = ('score', 'first', 'random')
 
 
 @register
@@ -384,12 +443,14 @@ class Cassini(Policy):
     gradient is ready, its iteration's bytes per link) is rolled onto a
     circle of its iteration time (:func:`profile`, :func:`job_circle`).
     On each link the profiled jobs can overload, the shifts that
-    maximise the link's score on the unified circle are found
-    (:func:`best_shifts`); links carrying the same jobs count once (the
-    most contended one); links are added to the affinity graph most
-    contended first and one that would close a cycle is left out; BFS
-    over the graph from a reference job gives each job its shift
-    (:func:`affinity_shifts`). Jobs on no contended link are not held.
+    maximise the link's score over the full LCM of their periods are
+    found (:func:`solve_link`); links carrying the same jobs count once
+    (the most contended one); a link whose score does not depend on the
+    shifts (coprime periods: the jobs meet in every phase whatever
+    their shifts) holds nobody; the others are added to the affinity
+    graph most contended first and one that would close a cycle is left
+    out; BFS over the graph from a reference job gives each job its
+    shift (:func:`affinity_shifts`). Jobs on no such link are not held.
 
     The decision is ``job_shift``: per job (shift, period, tolerance,
     max_wait) for the executors' gate (workload.shifts.gate). Shift and
@@ -404,27 +465,46 @@ class Cassini(Policy):
     lost most of a period each time; beyond it the iteration starts at
     once and drifts until its phase comes round).
 
-    Baselines: ``shifts: random`` gives every job a pseudo-random shift
-    in its period instead (``seed``; the same for the same job on every
-    decision and backend); ``shifts: none`` places jobs as CASSINI does
-    and shifts none (the placement's share of the gain).
+    Scores are over the full LCM, exactly, whatever its length
+    (:func:`overloads`), where the others of each job on a link repeat
+    within ``cap_s`` (two jobs: always). Beyond it, some of them are
+    left out and the score is known within their mean demand
+    (:func:`_others`): a shift is taken only for a gain beyond that
+    bound, and a placement preferred only for one.
 
-    Knobs: ``resolution_ms`` (grid), ``cap_s`` (longest unified circle),
-    ``slack``, ``tolerance``, ``max_wait``, ``shifts`` (solve, random,
-    none), ``seed``. A decision is memoised on the jobs' profiles and the
-    links' capacities (it depends on nothing else)."""
+    Baselines, each a spec: ``shifts: random`` gives every job held a
+    pseudo-random shift in its period instead (``seed``; the same for
+    the same job on every decision and backend); ``shifts: none`` holds
+    nobody (with ``place: score``, the placement's share of the gain).
+    ``place: first`` takes each job's first candidate placement (as a
+    scheduler whose placement is not network-aware, Themis' or
+    Pollux's, would for CASSINI: its paper's comparison), ``place:
+    random`` a pseudo-random one (``seed``; per job); so
+    ``place=first:shifts=none`` is that scheduler alone and
+    ``place=first`` that scheduler with CASSINI's shifts.
+
+    Knobs: ``resolution_ms`` (grid), ``cap_s`` (the longest circle
+    summed step by step, see above), ``slack``, ``tolerance``,
+    ``max_wait``, ``shifts`` (solve, random, none), ``place`` (score,
+    first, random), ``seed``. A decision is memoised on the jobs'
+    profiles and the links' capacities (it depends on nothing else)."""
     name = 'cassini'
-    params = {'resolution_ms': 1.0, 'cap_s': 10.0, 'slack': 0.02,
+    params = {'resolution_ms': 1.0, 'cap_s': 100.0, 'slack': 0.02,
               'tolerance': 0.05, 'max_wait': 0.5, 'shifts': 'solve',
-              'seed': 1}
+              'place': 'score', 'seed': 1}
     decides_on = 'coflows'
     classes = False                    # the network shares fairly
 
     def __init__(self, **params):
         super().__init__(**params)
+        # the parameter would hide the method place(): kept apart
+        self.placement = vars(self).pop('place')
         if self.shifts not in SHIFT_MODES:
             raise ConfigError('cassini: shifts must be one of %s, got %r'
                               % (', '.join(SHIFT_MODES), self.shifts))
+        if self.placement not in PLACE_MODES:
+            raise ConfigError('cassini: place must be one of %s, got %r'
+                              % (', '.join(PLACE_MODES), self.placement))
         if not 0 < self.tolerance < 0.5:
             raise ConfigError('cassini: tolerance is a share of the period '
                               'below 0.5, got %r' % self.tolerance)
@@ -439,23 +519,23 @@ class Cassini(Policy):
         steps); per link group ({link: (jobs, best score, kept in the
         affinity graph)}); the grid (s)."""
         prof, scored, res = self._links(snap.jobs, snap.link_capacity)
-        kept = _forest([(sc, jobs, link) for sc, _, jobs, link, _ in scored])
+        kept = _forest([(x.score, x.jobs, x.link) for x in scored
+                        if x.held])
         kept_links = {link for _, _, link in kept}
-        link_shifts = {link: sh for _, _, _, link, sh in scored
-                       if link in kept_links}
+        link_shifts = {x.link: x.shifts for x in scored
+                       if x.link in kept_links}
         periods = {j: steps(prof[j][0], res) for j in prof}
         on_links = {j for _, jobs, _ in kept for j in jobs}
         by_bfs = affinity_shifts(link_shifts, periods)
         shifts = {j: (by_bfs[j], periods[j]) for j in sorted(on_links)}
-        circles = {link: (jobs, sc, link in kept_links)
-                   for sc, _, jobs, link, _ in scored}
+        circles = {x.link: (x.jobs, x.score, x.link in kept_links)
+                   for x in scored}
         return shifts, circles, res
 
     def _links(self, jobs, capacity_bps):
         """The jobs' profiles, and per group of links carrying the same
-        profiled jobs that they can overload, its most contended link's
-        (best score, -peak demand over capacity, jobs, link, {job: shift
-        steps}), most contended first; the grid (s)."""
+        profiled jobs that they can overload, its most contended link
+        (:class:`_Link`), most contended first; the grid (s)."""
         res = self.resolution_ms / 1e3
         cap = np.asarray(capacity_bps, float)
         prof = {j: p for j, p in ((j, profile(v, cap))
@@ -466,15 +546,16 @@ class Cassini(Policy):
         def circle(j, link):
             it, start, comm, demand = prof[j]
             return job_circle(it, comm, demand[link], start, res)
-        scored = []                 # (score, -peak, jobs, link, shifts)
+        budget = steps(self.cap_s, res)
+        scored = []
         for jobs, links in groups.items():
             best = None
             for link in links:
                 cs = [circle(j, link) for j in jobs]
-                p = unified_perimeter(cs, res, self.cap_s)
-                sh, sc = best_shifts(cs, cap[link], p)
+                sh, lo, hi, held = solve_link(cs, cap[link], budget)
                 peak = sum(prof[j][3][link] for j in jobs) / cap[link]
-                cand = (sc, -peak, jobs, link, dict(zip(jobs, sh)))
+                cand = _Link(lo, -peak, jobs, link, dict(zip(jobs, sh)),
+                             hi - lo, held)
                 if best is None or cand[:2] < best[:2]:
                     best = cand
             scored.append(best)
@@ -484,23 +565,36 @@ class Cassini(Policy):
         return prof, scored, res
 
     def place(self, jobs, candidates, capacity_bps):
-        """CASSINI's placement: among the candidates, those whose
-        affinity graph (with the jobs placed before) has no cycle, the one
-        whose contended links score best on average (a candidate that
-        contends nowhere scores 1). If every candidate has a cycle
-        (reconstructed), the best average all the same: the shifts then
-        hold on all but its least contended links."""
-        descs, avgs = [], []
+        """CASSINI's placement (``place: score``): among the candidates,
+        those whose affinity graph (with the jobs placed before; links
+        that hold their jobs) has no cycle, the one whose contended links
+        score best on average (a candidate that contends nowhere scores
+        1; a later one only if surely better, see
+        :func:`choose_placement`). If every candidate has a cycle
+        (reconstructed), the same choice among all: the shifts then hold
+        on all but its least contended links. ``place: first`` takes the
+        first; ``place: random`` one drawn per job and ``seed``."""
+        if self.placement == 'first' or len(candidates) < 2:
+            return 0
+        if self.placement == 'random':
+            return _random_step(self.seed, candidates[0].id,
+                                len(candidates), stream=1)
+        descs = []
         for cand in candidates:
             prof, scored, res = self._links(dict(jobs, **{cand.id: cand}),
                                             capacity_bps)
-            links = {link: (sc, sh) for sc, _, _, link, sh in scored}
-            descs.append({'links': links, 'periods': {
-                j: steps(prof[j][0], res) for j in prof}})
-            avgs.append(np.mean([sc for sc, _ in links.values()])
-                        if links else 1.0)
+            descs.append({
+                'links': {x.link: (x.score, x.shifts) for x in scored
+                          if x.held},
+                'periods': {j: steps(prof[j][0], res) for j in prof},
+                'score': (float(np.mean([x.score for x in scored]))
+                          if scored else 1.0),
+                'err': (float(np.mean([x.err for x in scored]))
+                        if scored else 0.0)})
         i = choose_placement(descs)
-        return int(np.argmax(avgs)) if i is None else i
+        if i is None:
+            i = choose_placement([dict(d, links={}) for d in descs])
+        return i
 
     def decide(self, snap):
         key = _key(snap)
@@ -534,8 +628,9 @@ def _key(snap):
     return np.asarray(snap.link_capacity, float).tobytes(), jobs
 
 
-def _random_step(seed, job, period):
+def _random_step(seed, job, period, stream=0):
     """A pseudo-random grid step in [0, period), the same for a job and
-    seed wherever it is drawn (a local generator: no global state)."""
-    rng = np.random.default_rng([int(seed), zlib.crc32(str(job).encode())])
-    return int(rng.integers(period))
+    seed wherever it is drawn (a local generator: no global state);
+    ``stream`` 1 draws apart from 0 (placements apart from shifts)."""
+    key = [int(seed), zlib.crc32(str(job).encode())] + [stream] * bool(stream)
+    return int(np.random.default_rng(key).integers(period))

@@ -8,7 +8,7 @@ C = 10e9                               # a 10 Gbit/s link
 
 
 def worked():
-    """POLICIES.md: job A 40 ms (30 compute + 10 comm), job B 60 ms
+    """The worked example: job A 40 ms (30 compute + 10 comm), job B 60 ms
     (50 + 10), each saturating the link while it communicates."""
     return cs.job_circle(0.040, 0.010, C), cs.job_circle(0.060, 0.010, C)
 

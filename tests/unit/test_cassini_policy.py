@@ -36,7 +36,7 @@ def snap(jobs, links=1, cap=G):
 
 
 def worked(links=1, on=(0,)):
-    """POLICIES.md's example x10: A computes 300 ms and then moves 125 MB
+    """The worked example x10: A computes 300 ms and then moves 125 MB
     (100 ms at 10 Gbit/s), B computes 500 ms and moves 125 MB."""
     load = np.zeros(links)
     load[list(on)] = 125 * MB
@@ -167,7 +167,8 @@ def test_the_same_snapshot_gives_the_same_decision():
 @pytest.mark.parametrize('params, word', [
     ({'shifts': 'greedy'}, 'shifts'), ({'tolerance': 0.5}, 'tolerance'),
     ({'slack': -1}, 'slack'), ({'cap_s': 0}, 'cap_s'),
-    ({'max_wait': 0.01}, 'max_wait'), ({'max_wait': 1.5}, 'max_wait')])
+    ({'max_wait': 0.01}, 'max_wait'), ({'max_wait': 1.5}, 'max_wait'),
+    ({'place': 'best'}, 'place')])
 def test_bad_knobs_are_named(params, word):
     with pytest.raises(ConfigError, match=word):
         policies.make('cassini', params)
