@@ -65,6 +65,10 @@ class JobSpec:
     # candidate placements (host tuples) the policy chooses among as the
     # plan is built (Policy.place; CASSINI's placement); () = none
     candidates: tuple = ()
+    # what picks a ps send's connection among its pair's lanes (a
+    # policy's workload(): 'urgency', Geryon's bytes, or 'position',
+    # the tensor's place in the consumption order); not a file key
+    lanes_by: str = 'urgency'
 
 
 @dataclass(frozen=True)

@@ -48,19 +48,32 @@ class TensorExpress(Policy):
     strict priority, but each connection sends its slices in the order
     they became ready (``send_order: ready``), so whatever TensorExpress
     gains over it is the hosts' ordering, and over ``p3`` the network's.
+
+    ``lanes: true`` gives a parameter-server job a connection per class
+    between every worker and shard, each way (as Geryon's, but cut by
+    consumption position, so each carries one tag): a slice starved in a
+    low class then holds no other class's slices behind it on its
+    connection, nor does a connection carry packets of several classes
+    (which the emulator's switches reorder). It measures what the one
+    shared connection costs TensorExpress (docs/reproduction.md).
     """
     name = 'tensorexpress'
-    params = {'classes': 8, 'slice_mb': 4.0, 'host_order': True}
+    params = {'classes': 8, 'slice_mb': 4.0, 'host_order': True,
+              'lanes': False}
     clairvoyant = True                 # class pending sends: hosts tag them
     decides_on = 'coflows'
 
     def __init__(self, **params):
         super().__init__(**params)
         self.host_order = _boolean(self.host_order)
+        self.lanes = _boolean(self.lanes)
 
     def workload(self):
-        return {'send_order': 'priority' if self.host_order else 'ready',
-                'slice_mb': self.slice_mb}
+        out = {'send_order': 'priority' if self.host_order else 'ready',
+               'slice_mb': self.slice_mb}
+        if self.lanes:
+            out.update(ps_lanes=int(self.classes), lanes_by='position')
+        return out
 
     def decide(self, snap):
         q = 8 if snap.queues is None else snap.queues

@@ -431,6 +431,8 @@ def _shaped(spec, shape):
             kw['prophet'] = tuple(policy.items())
     if shape.get('slice_mb') and spec.pattern == 'ps' and not spec.slice_mb:
         kw['slice_mb'] = float(shape['slice_mb'])
+    if shape.get('lanes_by', 'urgency') != spec.lanes_by:
+        kw['lanes_by'] = shape['lanes_by']
     return dataclasses.replace(spec, **kw) if kw else spec
 
 
@@ -578,7 +580,8 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
             for ti, li, name, size, u in pieces:
                 s = ti % S
                 part = nth[ti] = nth.get(ti, -1) + 1
-                c = int(urgency_class(u, K))
+                c = int(urgency_class(ti / len(tensors) if
+                                      spec.lanes_by == 'position' else u, K))
                 pushes = [plan.add('send', workers[w], jid, k,
                                    deps=[bwd[w][li]], dst=servers[s],
                                    bytes=size, coflow=cf,
