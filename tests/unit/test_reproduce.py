@@ -10,6 +10,7 @@ import pytest
 
 from netsched.errors import ConfigError
 from netsched.pipeline import reproduce
+from tests import browser
 from tests.unit.tiny import TINY_RANDOM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -180,6 +181,13 @@ def test_a_tiny_study_end_to_end(tmp_path):
     html = open(os.path.join(out, 'report.html')).read()
     assert 'Each policy against its paper' in html
     assert 'tiny/sim/report.html' in html
+    # as a person sees it: the table is there, nothing broken or fetched
+    browser.require()
+    seen = browser.inspect(os.path.join(out, 'report.html'))
+    assert seen['console'] == [] and seen['broken'] == []
+    assert seen['requests'] == []
+    assert 'faster than fair' in seen['text']
+    assert ' of 2 link_gbps values agree' in seen['text']
     assert os.path.isfile(os.path.join(sweep_dir, 'report.html'))
     # run again: every run is skipped, the table is the same
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
