@@ -24,11 +24,12 @@ Reconstructed here: the circle is the job's profile (compute, then its
 iteration's bytes at the bottleneck rate, starting when its first
 gradient is ready), links whose jobs cannot exceed them are left out,
 links carrying the same jobs count once (the most contended), links
-whose score does not depend on the shifts hold nobody, a cycle among
-the rest is broken by dropping the least contended links, where the
-others of a job on a link repeat only beyond ``cap_s`` the score is
-bounded and shifts and placements are taken only for gains beyond the
-bound, and the gate's tolerance and slack (below).
+whose score does not depend on the shifts hold nobody, nor do links
+whose best shifts gain too little over none to pay for the gate
+(``min_gain``), a cycle among the rest is broken by dropping the least
+contended links, where the others of a job on a link repeat only beyond
+``cap_s`` the score is bounded and shifts and placements are taken only
+for gains beyond the bound, and the gate's tolerance and slack (below).
 """
 import math
 import zlib
@@ -465,6 +466,19 @@ class Cassini(Policy):
     lost most of a period each time; beyond it the iteration starts at
     once and drifts until its phase comes round).
 
+    A link holds its jobs only if its score gain over the jobs unshifted
+    (the sure gain: the best shifts' lower bound less the upper bound at
+    none) exceeds ``min_gain`` (default: ``slack``); a job none of whose
+    links pays is not held, and such a link is scored with its jobs
+    unshifted (as it runs unless other links move them; so also for
+    placement). The gain is the overload removed per unit of circle
+    time (in C): under fair sharing the n jobs overloading a link lose
+    together about n times it in delay, while the gate stretches each
+    of the n held jobs' periods by ``slack``, so a gain at most
+    ``slack`` cannot pay (and a drifting job's waits to re-align come
+    on top). Reconstructed; measured: shifts gaining 0.0002 on the
+    fat-tree mix cost 4% of its average JCT.
+
     Scores are over the full LCM, exactly, whatever its length
     (:func:`overloads`), where the others of each job on a link repeat
     within ``cap_s`` (two jobs: always). Beyond it, some of them are
@@ -485,13 +499,14 @@ class Cassini(Policy):
 
     Knobs: ``resolution_ms`` (grid), ``cap_s`` (the longest circle
     summed step by step, see above), ``slack``, ``tolerance``,
-    ``max_wait``, ``shifts`` (solve, random, none), ``place`` (score,
-    first, random), ``seed``. A decision is memoised on the jobs'
-    profiles and the links' capacities (it depends on nothing else)."""
+    ``max_wait``, ``min_gain``, ``shifts`` (solve, random, none),
+    ``place`` (score, first, random), ``seed``. A decision is memoised
+    on the jobs' profiles and the links' capacities (it depends on
+    nothing else)."""
     name = 'cassini'
     params = {'resolution_ms': 1.0, 'cap_s': 100.0, 'slack': 0.02,
-              'tolerance': 0.05, 'max_wait': 0.5, 'shifts': 'solve',
-              'place': 'score', 'seed': 1}
+              'tolerance': 0.05, 'max_wait': 0.5, 'min_gain': None,
+              'shifts': 'solve', 'place': 'score', 'seed': 1}
     decides_on = 'coflows'
     classes = False                    # the network shares fairly
 
@@ -512,6 +527,13 @@ class Cassini(Policy):
             raise ConfigError('cassini: max_wait is a share of the period '
                               'above the tolerance and at most 1, got %r'
                               % self.max_wait)
+        if self.min_gain is None:      # the gate's stretch, see above
+            self.min_gain = self.slack
+        if (isinstance(self.min_gain, bool)
+                or not isinstance(self.min_gain, (int, float))
+                or not 0 <= self.min_gain < 1):
+            raise ConfigError('cassini: min_gain is a score gain in [0, 1), '
+                              'got %r' % (self.min_gain,))
         self._memo = {}
 
     def solve(self, snap):
@@ -557,12 +579,26 @@ class Cassini(Policy):
                 cand = _Link(lo, -peak, jobs, link, dict(zip(jobs, sh)),
                              hi - lo, held)
                 if best is None or cand[:2] < best[:2]:
-                    best = cand
-            scored.append(best)
-        # most contended first: the lowest best score, then the highest
-        # peak demand over capacity
+                    best, best_cs = cand, cs
+            scored.append(self._paying(best, best_cs, cap[best.link],
+                                       budget))
+        # most contended first: the lowest score (as held or not), then
+        # the highest peak demand over capacity
         scored.sort(key=lambda x: x[:3])
         return prof, scored, res
+
+    def _paying(self, x, circles, capacity_bps, budget):
+        """A solved link (:class:`_Link`) as it will run: held to its
+        shifts if their sure gain over none exceeds ``min_gain``, else
+        unshifted and scored so."""
+        if not x.held:
+            return x
+        lo0, hi0 = score_bounds(circles, [0] * len(circles), capacity_bps,
+                                budget)
+        if x.score - hi0 > self.min_gain + TIE:
+            return x
+        return x._replace(score=lo0, shifts=dict.fromkeys(x.jobs, 0),
+                          err=hi0 - lo0, held=False)
 
     def place(self, jobs, candidates, capacity_bps):
         """CASSINI's placement (``place: score``): among the candidates,
