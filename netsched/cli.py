@@ -38,7 +38,8 @@ def _fabric(a, log):
         policies.make(policy, params, where='--policy')
     return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
                   queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
-                  log=log, policy=policy, policy_params=params)
+                  log=log, policy=policy, policy_params=params,
+                  class_map=getattr(a, 'class_map', None))
 
 
 def cmd_selftest(a):
@@ -120,8 +121,16 @@ def cmd_controller(a):
         json.dump(fabric_description(
             g, a.queues, sock, policy=a.policy, policy_params=params,
             scale=a.scale, decision_log=a.decision_log and
-            os.path.abspath(a.decision_log)), f)
+            os.path.abspath(a.decision_log), class_map=a.class_map), f)
     os.execve(sys.executable, ryu_command(a.port), ryu_env(desc))
+
+
+def _class_map_arg(p):
+    from .policies.base import CLASS_MAPS, DEFAULT_CLASS_MAP
+    p.add_argument('--class-map', choices=CLASS_MAPS,
+                   default=DEFAULT_CLASS_MAP,
+                   help="how the policy's ranks map onto the classes (the "
+                   "experiment's class_map; default %(default)s)")
 
 
 def _params(pairs):
@@ -567,6 +576,7 @@ def build_parser():
                    ' run --attach`)')
     p.add_argument('--param', action='append', metavar='KEY=VALUE',
                    help='a policy parameter (repeatable)')
+    _class_map_arg(p)
     p.set_defaults(fn=cmd_up)
     p = sub.add_parser('controller', help="run netsched's Ryu controller in "
                        'the foreground (for `mn --custom topologies/...`)')
@@ -583,6 +593,7 @@ def build_parser():
                         "experiment's scale; default 1)")
     p.add_argument('--decision-log', help='append decisions here (JSON '
                    'lines)')
+    _class_map_arg(p)
     p.set_defaults(fn=cmd_controller)
     p = sub.add_parser('status', help="the running controller's decision: "
                        'classes and rates per job, coflow and connection,'

@@ -104,6 +104,8 @@ class Experiment:
     mtu: int = 9000
     queue_packets: int = qos.QUEUE_PACKETS
     fair_queues: int = 16
+    # how ranks map onto the Q classes (policies.base.CLASS_MAPS)
+    class_map: str = 'stable'
     sample_s: float = 0.1
     completion_tolerance: float = 1e-3
     timeout_s: float = None
@@ -508,6 +510,8 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     if backend == 'emu' and queues > EMU_MAX_QUEUES:
         c.fail('queues', 'the emulator has at most %d priority classes per '
                'port, got %d' % (EMU_MAX_QUEUES, queues))
+    from .policies.base import CLASS_MAPS, DEFAULT_CLASS_MAP
+    class_map = c.choice('class_map', CLASS_MAPS, DEFAULT_CLASS_MAP)
     seed = c.num('seed', 1, integer=True, minimum=0)
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
     qpk = c.num('queue_packets', qos.QUEUE_PACKETS, integer=True,
@@ -631,6 +635,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       policy_label=label,
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
                       big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
+                      class_map=class_map,
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),
                       timeout_s=timeout_s, circuits=circuits,

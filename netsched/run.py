@@ -87,6 +87,7 @@ def meta(exp, wall_s=None):
             'topology': exp.topology, 'link_bps': exp.link_bps,
             'emulated_link_bps': exp.link_bps / exp.scale,
             'queues': 'exact' if exp.queues is None else exp.queues,
+            'class_map': exp.class_map,
             'units': {'time': 's (data-center = emulated)',
                       'bytes': 'B, data-center (emulated = bytes / scale)',
                       'rate': 'bit/s, data-center (emulated = / scale)'}}

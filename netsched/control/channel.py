@@ -14,18 +14,20 @@ DEFAULT_SOCKET = '/run/netsched/ctl.sock'
 
 def fabric_description(g, queues, socket_path, policy=None,
                        policy_params=None, scale=1.0, decision_log=None,
-                       circuits=None):
+                       circuits=None, class_map=None):
     """What the controller is started with (written as JSON): the
     topology, Q, the control socket, the scheduling policy (None: routes
     only), the data-center units per emulated unit (``scale``), where
     to append its decision log (JSON lines; None: nowhere) and, on a
-    hybrid fabric, its circuit scheduler ((name, params) or None)."""
+    hybrid fabric, its circuit scheduler ((name, params) or None), and
+    how ranks map onto the classes (``class_map``, None: the default)."""
     return {'topology': topo.to_dict(g), 'queues': queues,
             'socket': socket_path,
             'policy': {'name': policy, 'params': dict(policy_params or {})},
             'scale': scale, 'decision_log': decision_log,
             'circuits': None if circuits is None else
-            {'name': circuits[0], 'params': dict(circuits[1])}}
+            {'name': circuits[0], 'params': dict(circuits[1])},
+            'class_map': class_map}
 
 def encode(obj):
     return (json.dumps(obj, sort_keys=True) + '\n').encode()

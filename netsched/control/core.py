@@ -37,7 +37,7 @@ from ..errors import NetschedError
 
 class ControllerCore:
     def __init__(self, g, queues, policy=None, scale=1.0, decision_log=None,
-                 circuits=None):
+                 circuits=None, class_map=None):
         self.g = g
         self.scale = scale
         self.decision_log = decision_log
@@ -48,8 +48,9 @@ class ControllerCore:
         self.rules = {}                 # id -> (match dict, cls, priority)
         self._next_id = 1
         net = fluid.Network(g)          # one path table for all
+        self.class_map = class_map
         self.scheduler = None if policy is None else Scheduler(
-            g, self.queues, policy, scale, net=net)
+            g, self.queues, policy, scale, net=net, class_map=class_map)
         self.circuits = None if circuits is None else CircuitControl(
             g, circuits, net)
         if self.scheduler is not None and self.circuits is not None:
@@ -66,7 +67,8 @@ class ControllerCore:
         sched = None if not c.get('name') else circuits.make(
             c['name'], c.get('params'), where='controller circuits')
         return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
-                   desc.get('scale', 1.0), desc.get('decision_log'), sched)
+                   desc.get('scale', 1.0), desc.get('decision_log'), sched,
+                   desc.get('class_map'))
 
     def dpid(self, switch):
         return self.g.nodes[switch]['dpid']
@@ -169,6 +171,7 @@ class ControllerCore:
                        'rules': len(self.rules),
                        'hosts': topo.hosts(self.g), 'queues': self.queues,
                        'policy': self._policy_name(), 'scale': self.scale,
+                       'class_map': self.class_map,
                        'decision_log': self.decision_log})
 
     def _op_rules(self, req, now):

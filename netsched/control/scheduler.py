@@ -73,8 +73,9 @@ class Outcome:
 
 class Scheduler:
     def __init__(self, g, queues, policy, scale=1.0,
-                 decide_gap_s=DECIDE_GAP_S, net=None):
+                 decide_gap_s=DECIDE_GAP_S, net=None, class_map=None):
         self.g, self.queues, self.policy = g, queues, policy
+        self.class_map = class_map       # policies.CLASS_MAPS, None: default
         self.scale = float(scale)
         self.min_gap_s = self.decide_gap_s = decide_gap_s
         self.cost_s = 0.0
@@ -250,7 +251,7 @@ class Scheduler:
         self.recheck_at = d.recheck_at
         names = snap.coflow_id
         cls = coflow_class(snap, d, [self.classes.get(c, -1) for c in names],
-                           self.release_floor)
+                           self.release_floor, self.class_map)
         if d.coflow_rank is not None:
             self._set_classes(now, names, cls, out)
         if d.flow_class is not None or d.pending_class is not None:

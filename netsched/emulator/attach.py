@@ -52,6 +52,13 @@ class AttachedFabric:
             raise ConfigError('%s: the experiment asks for policy %s, the '
                               'controller runs %s' % (where, exp.policy,
                                                       st['policy']))
+        from ..policies.base import DEFAULT_CLASS_MAP
+        running = st.get('class_map') or DEFAULT_CLASS_MAP
+        if running != exp.class_map:
+            raise ConfigError('%s: class_map %s, but the controller maps '
+                              'ranks with %s (netsched controller '
+                              '--class-map)' % (where, exp.class_map,
+                                                running))
         if abs(st['scale'] - exp.scale) > 1e-9 * exp.scale:
             raise ConfigError('%s: scale %g, but the controller was started'
                               ' with scale %g (netsched controller --scale)'

@@ -34,7 +34,8 @@ class ControllerProcess:
     """The Ryu app for one fabric, run in ``state``'s directory."""
 
     def __init__(self, state, g, queues, scale=1.0, policy=None,
-                 policy_params=None, decision_log=None, circuits=None):
+                 policy_params=None, decision_log=None, circuits=None,
+                 class_map=None):
         self.state = state
         self.socket_path = os.path.join(state.dir, 'ctl.sock')
         self.desc = fabric_description(g, queues, self.socket_path,
@@ -42,7 +43,8 @@ class ControllerProcess:
                                        policy_params=policy_params,
                                        scale=scale,
                                        decision_log=decision_log,
-                                       circuits=circuits)
+                                       circuits=circuits,
+                                       class_map=class_map)
         self.proc = None
         self.log_path = os.path.join(state.dir, 'ryu.log')
 

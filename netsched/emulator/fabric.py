@@ -60,7 +60,8 @@ class Fabric:
                  controller=True,
                  log=None,
                  run_id=None, ready_timeout_s=60.0, policy=None,
-                 policy_params=None, decision_log=None, circuits=None):
+                 policy_params=None, decision_log=None, circuits=None,
+                 class_map=None):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
                               '(Mininet links stop at 1 Gbit/s)' % (link_mbps,))
@@ -80,6 +81,7 @@ class Fabric:
         self.policy, self.policy_params = policy, dict(policy_params or {})
         self.decision_log = decision_log
         self.circuits = circuits
+        self.class_map = class_map      # how ranks map onto the classes
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
         self.run_id = run_id or time.strftime('%Y%m%d-%H%M%S-') + \
@@ -157,7 +159,8 @@ class Fabric:
                                                  'decisions.jsonl')
             self.controller = ControllerProcess(
                 self.state, self.g, self.queues, self.scale, self.policy,
-                self.policy_params, self.decision_log, self.circuits)
+                self.policy_params, self.decision_log, self.circuits,
+                self.class_map)
             self.controller.start(port)
         self.timings['controller_s'] = time.monotonic() - t0
 

@@ -394,7 +394,8 @@ def run(exp, log_path, say, attach=None, bar=None):
                         mtu=exp.mtu, queue_packets=exp.queue_packets,
                         fair_queues=exp.fair_queues, log=say,
                         policy=exp.policy, policy_params=exp.policy_params,
-                        decision_log=decision_log, circuits=exp.circuits)
+                        decision_log=decision_log, circuits=exp.circuits,
+                        class_map=exp.class_map)
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,
                   seed=exp.seed, link_mbps=link_mbps)

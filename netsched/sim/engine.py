@@ -41,7 +41,7 @@ class Engine:
     The flows are in ``table``, the rate step in ``rates``."""
 
     def __init__(self, net, policy, log, queues=8, resolution_s=1e-6,
-                 rel_tol=1e-3, sample_s=0.1, progress=None):
+                 rel_tol=1e-3, sample_s=0.1, progress=None, class_map=None):
         self.net, self.policy, self.log = net, policy, log
         self.resolution_s = resolution_s
         self.progress = progress
@@ -53,7 +53,7 @@ class Engine:
         self._delivered = {}             # connection -> its last delivery
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
-        self.rates = RateSetter(net, policy, self.table, queues)
+        self.rates = RateSetter(net, policy, self.table, queues, class_map)
         self.links = LinkMeter(net, log, sample_s)
 
     # --- what drivers and the runner read ----------------------------------

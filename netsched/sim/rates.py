@@ -48,9 +48,10 @@ class RateSetter:
     """Sets a FlowTable's rates (``a_key``, ``a_explicit``, ``a_rate``)
     and the links' load (``load_bps``), asking the policy when it must."""
 
-    def __init__(self, net, policy, flows, queues=8):
+    def __init__(self, net, policy, flows, queues=8, class_map=None):
         self.net, self.policy, self.flows = net, policy, flows
         self.queues = queues
+        self.class_map = class_map       # policies.CLASS_MAPS, None: default
         self.per_flow = asks_per_flow(policy)
         self.must_decide = True          # ask the policy again
         self.must_allocate = False       # same decision, new rates
@@ -110,7 +111,8 @@ class RateSetter:
             coflows = self.flows.coflows
             cof = coflows.live()
             old = coflows.queue_class[cof]
-            cls = coflow_class(snap, d, old, self.release_floor)
+            cls = coflow_class(snap, d, old, self.release_floor,
+                               self.class_map)
             coflows.queue_class[cof] = cls
             moved = np.flatnonzero(cls != old)
             if len(moved) and self.on_classes is not None:

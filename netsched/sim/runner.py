@@ -99,7 +99,8 @@ def run(exp, log_path, say, bar=None):
             log.write(0.0, 'placement', job=j, **p)
         eng = Engine(net, policy, log, queues=exp.queues,
                      sample_s=exp.sample_s, rel_tol=exp.completion_tolerance,
-                     progress=Progress(say, total, bar))
+                     progress=Progress(say, total, bar),
+                     class_map=exp.class_map)
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)
