@@ -19,6 +19,9 @@ def bssi_order(load, weight=None):
     # only ports some coflow uses matter; the unscheduled coflows' load
     # per port is kept up to date as coflows are placed
     used = np.flatnonzero(load.any(axis=0))
+    if not len(used):                       # no bytes left anywhere: as
+        rank[:] = np.arange(C)              # given (Beamer's idle stages)
+        return rank
     load = load[:, used]
     port_load = load.sum(axis=0)
     for pos in range(C - 1, -1, -1):

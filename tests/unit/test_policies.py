@@ -68,6 +68,13 @@ def test_bssi_hand_worked_example():
     # 3) C first.  Order C, B, A.
     load = np.array([[4.0, 0.0], [2.0, 2.0], [0.0, 3.0]])
     assert sincronia.bssi_order(load).tolist() == [2, 1, 0]
+
+
+def test_bssi_with_no_bytes_left_keeps_the_given_order():
+    # Beamer's stages can all be idle at once (their jobs computing, no
+    # load known): every port carries 0 bytes
+    assert sincronia.bssi_order(np.zeros((3, 4))).tolist() == [0, 1, 2]
+    assert sincronia.bssi_order(np.zeros((0, 4))).tolist() == []
     s = snap([(0, 0, 4), (1, 0, 2), (1, 1, 2), (2, 1, 3)])
     assert policies.make('sincronia').decide(s).coflow_rank.tolist() == \
         [2, 1, 0]
