@@ -236,9 +236,12 @@ def cmd_sweep(a):
         axes.append((overrides.key_name(path), values))
     seeds = sweep.parse_seeds(a.seeds)
     backends = ['sim', 'emu'] if a.backend == 'both' else [a.backend]
-    if 'emu' in backends and os.geteuid() != 0 and not a.cluster:
-        raise NetschedError('sweep --backend %s: the emulator needs root'
-                            % a.backend)
+    if 'emu' in backends and not a.cluster:
+        if os.geteuid() != 0:
+            raise NetschedError('sweep --backend %s: the emulator needs root'
+                                % a.backend)
+        from .emulator import ovs
+        ovs.require_running()           # not one failed run per arm
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     pols = [p for p in a.policies.split(',') if p]
@@ -289,9 +292,13 @@ def cmd_reproduce(a):
     study = reproduce.load(a.study)
     backends = list(reproduce.BACKENDS) if a.backend == 'both' \
         else [a.backend]
-    if 'emu' in backends and os.geteuid() != 0:
-        raise NetschedError('reproduce --backend %s: the emulator needs '
-                            'root (--backend sim runs without)' % a.backend)
+    if 'emu' in backends:
+        if os.geteuid() != 0:
+            raise NetschedError('reproduce --backend %s: the emulator needs '
+                                'root (--backend sim runs without)'
+                                % a.backend)
+        from .emulator import ovs
+        ovs.require_running()           # not one failed run per arm
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     only = [x for x in (a.only or '').split(',') if x]

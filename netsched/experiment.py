@@ -186,6 +186,12 @@ class _Checker:
             self.fail(key, 'must be a string, got %r' % (v,))
         return v
 
+    def flag(self, key, default=False):
+        v = self.get(key, default)
+        if not isinstance(v, bool):
+            self.fail(key, 'must be true or false, got %r' % (v,))
+        return v
+
     def done(self):
         extra = sorted(set(self.d) - self.used, key=str)
         if extra:

@@ -146,12 +146,8 @@ def _study(where, d, base):
     if key in sweep.OWN_FLAGS or key == 'queues':
         c.fail('axis', 'key %s is not an axis of load or rate (the study '
                'sets it)' % key)
-    exact = c.get('exact', False)
-    if not isinstance(exact, bool):
-        c.fail('exact', 'must be true or false, got %r' % (exact,))
-    emu = c.get('emulator', True)
-    if not isinstance(emu, bool):
-        c.fail('emulator', 'must be true or false, got %r' % (emu,))
+    exact = c.flag('exact')
+    emu = c.flag('emulator', True)
     raw = c.get('claims', required=True)
     if not isinstance(raw, list) or not raw:
         c.fail('claims', 'must be a non-empty list')
