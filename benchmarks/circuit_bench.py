@@ -25,7 +25,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import crosscheck, experiment  # noqa: E402
+from netsched.pipeline import crosscheck, experiment  # noqa: E402
 
 EXP = os.path.join(ROOT, 'experiments', 'hybrid.yaml')
 

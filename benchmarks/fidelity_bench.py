@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import crosscheck, experiment, metrics  # noqa: E402
+from netsched.pipeline import crosscheck, experiment, metrics  # noqa: E402
 
 SUITE = os.path.join(ROOT, 'experiments', 'fidelity')
 POLICIES = ('fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia')

@@ -21,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import crosscheck, experiment  # noqa: E402
+from netsched.pipeline import crosscheck, experiment  # noqa: E402
 
 # case: (experiment, baselines, metrics (lower is better), the paper's
 # figure for the effect[, the policy if the case is not named after it])

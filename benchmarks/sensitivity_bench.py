@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import crosscheck, experiment  # noqa: E402
+from netsched.pipeline import crosscheck, experiment  # noqa: E402
 from netsched import policies as pol  # noqa: E402
 from netsched.errors import ConfigError  # noqa: E402
 from netsched.sim import runner  # noqa: E402

@@ -16,7 +16,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from netsched import experiment, run  # noqa: E402
+from netsched.pipeline import experiment, run  # noqa: E402
 from netsched.workload import models, taskgraph as workload  # noqa: E402
 
 LINK = 10e9

@@ -11,7 +11,7 @@ from . import routing
 from . import topology as topo
 from .control.channel import DEFAULT_SOCKET
 from .errors import NetschedError
-from .metrics import TOTALS
+from .pipeline.metrics import TOTALS
 
 
 def _fabric_args(p, default_topology='fattree,4'):
@@ -203,7 +203,7 @@ def status_text(sw, d):
 
 
 def _experiment(a):
-    from . import experiment
+    from .pipeline import experiment
     return experiment.load(a.experiment, backend=getattr(a, 'backend', None),
                            policy=getattr(a, 'policy', None),
                            trace=getattr(a, 'trace', None),
@@ -228,7 +228,7 @@ def _single_sets(items):
 
 def cmd_sweep(a):
     """The cross product of policies, seeds, --set values and backends."""
-    from . import run
+    from .pipeline import run
     from .pipeline import overrides, progress, sweep
     axes = []
     for text in a.set or ():
@@ -329,7 +329,7 @@ def _interrupt(signum, frame):
 
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from . import run
+    from .pipeline import run
     exp = _experiment(a)
     # everything that can fail, before a word is printed
     g, traced, plan = run.check(exp)
@@ -450,7 +450,7 @@ def cmd_demo(a):
 
 def cmd_run(a):
     """Run an experiment on the chosen backend and report."""
-    from . import run
+    from .pipeline import run
     exp = _experiment(a)
     log = _logger()
     out, summary = run.execute(exp, a.out, say=log,
@@ -466,7 +466,7 @@ def cmd_run(a):
 
 def cmd_compare(a):
     """Per-job and per-coflow differences between two runs' results."""
-    from . import metrics
+    from .pipeline import metrics
     sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
     rows = metrics.compare(sa, sb)
     print('A: %s (%s, %s)   B: %s (%s, %s)' % (
@@ -502,7 +502,7 @@ def cmd_report(a):
 
 def cmd_crosscheck(a):
     """Both backends, several policies: same ranking? how far apart?"""
-    from . import crosscheck
+    from .pipeline import crosscheck
     pols = [p for p in a.policies.split(',') if p]
     crosscheck.check_args(pols, a.metric, a.tie)
     out = a.out or os.path.join('results', '%s-crosscheck-%s' % (

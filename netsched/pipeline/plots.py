@@ -20,7 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from .. import crosscheck, metrics, topology
+from .. import topology
+from . import crosscheck, metrics
 
 DPI = 150                # png
 FORMATS = ('png', 'svg', 'pdf')

@@ -128,7 +128,7 @@ def _read_json(p, what):
 
 
 def _run(path, m=None, summary=None):
-    from .. import metrics
+    from . import metrics
     from . import plots
     if summary is None:
         summary = metrics.load_summary(path)
@@ -200,7 +200,7 @@ def _backends(path, rows, policies, primary, axes):
     """Where a run ran on both backends: per policy (and axis values),
     the emulator's primary metric over the simulator's and the mean
     |difference| per job and per coflow, over the seeds both have."""
-    from .. import metrics
+    from . import metrics
     pairs = {}
     for r in rows:
         k = (r['policy'],) + tuple(r.get(a) for a in axes) + (r['seed'],)
@@ -305,7 +305,7 @@ def _reproduce(path, baseline=None):
 
 
 def _crosscheck(path, baseline=None):
-    from .. import crosscheck, metrics
+    from . import crosscheck, metrics
     from . import plots
     rep = _read_json(os.path.join(path, 'crosscheck.json'),
                      'crosscheck.json')
@@ -324,7 +324,7 @@ def _crosscheck(path, baseline=None):
 
 
 def _compare(path, baseline=None):
-    from .. import metrics
+    from . import metrics
     from . import plots
     rep = _read_json(os.path.join(path, 'compare.json'), 'compare.json')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),

@@ -28,7 +28,7 @@ import time
 
 import yaml
 
-from .. import metrics
+from . import metrics
 from ..errors import ConfigError
 from . import overrides, stats, sweep
 
@@ -68,7 +68,7 @@ class Study:
 
 
 def _checker(where, d):
-    from ..experiment import _Checker
+    from .experiment import _Checker
     return _Checker(where, d)
 
 

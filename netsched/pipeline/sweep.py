@@ -31,7 +31,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from .. import metrics
+from . import metrics
 from ..errors import ConfigError
 from . import overrides
 
@@ -105,7 +105,7 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
     Two values of an axis that give the same experiment (the value is
     overridden elsewhere) are an error: the sweep would label identical
     runs apart."""
-    from .. import experiment as expmod, run
+    from . import experiment as expmod, run
     if not policies:
         raise ConfigError('--policies: name at least one policy')
     if len(set(policies)) != len(policies):

@@ -8,7 +8,7 @@ import os
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
-from .. import metrics
+from . import metrics
 from . import stats
 from .plots import diagonal, figure
 

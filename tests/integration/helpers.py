@@ -1,7 +1,7 @@
 import os
 import subprocess
 
-from netsched import crosscheck, metrics
+from netsched.pipeline import crosscheck, metrics
 from netsched.pipeline import report
 from netsched.emulator import ovs, runstate
 from netsched import topology as topo

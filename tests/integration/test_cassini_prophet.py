@@ -7,7 +7,8 @@ import os
 
 import yaml
 
-from netsched import events, experiment, run
+from netsched import events
+from netsched.pipeline import experiment, run
 
 from .helpers import ROOT, check, summary
 

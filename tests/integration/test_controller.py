@@ -126,7 +126,8 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
     host started by hand with the command it prints. The run completes,
     the controller's decisions reach the event log, and a second run on
     the same controller starts from a clean slate."""
-    from netsched import events, experiment, run
+    from netsched import events
+    from netsched.pipeline import experiment, run
     exp = experiment.from_dict({
         'name': 'attach', 'backend': 'emu', 'topology': 'dumbbell,2',
         'link_gbps': 10, 'scale': 500, 'policy': 'sebf', 'timeout_s': 60,

@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from netsched import crosscheck, events, experiment
+from netsched import events
+from netsched.pipeline import crosscheck, experiment
 from netsched import topology as topo
 from netsched.emulator import ovs
 from netsched.emulator.mininet_adapter import interfaces

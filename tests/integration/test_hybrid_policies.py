@@ -4,7 +4,7 @@ Its own module: test_circuits.py keeps a fabric of the same switch
 names up for its whole module."""
 import os
 
-from netsched import crosscheck
+from netsched.pipeline import crosscheck
 
 from .helpers import ROOT, summary
 

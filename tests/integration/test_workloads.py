@@ -10,7 +10,7 @@ import time
 
 import yaml
 
-from netsched import experiment, run
+from netsched.pipeline import experiment, run
 from netsched.emulator import ovs, runstate
 from netsched.workload import models, taskgraph as workload
 from netsched import topology as topo

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from netsched import experiment, policies
+from netsched import policies
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.workload import prophet, taskgraph
 
@@ -92,7 +93,7 @@ def _pushes(tmp_path, policy, monkeypatch):
     """The worker's pushes in the order they started (as partitions of
     sixths of the model: t0 = 0, 1; t1 = 2; t2 = 3, 4, 5) and the most
     bytes its sender had out at once."""
-    from netsched import run as nrun
+    from netsched.pipeline import run as nrun
     (tmp_path / 'three.yaml').write_text(MODEL)
     (tmp_path / 'e.yaml').write_text(EXP)
     most = [0.0]

@@ -6,7 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from netsched import ROOT, experiment, policies
+from netsched import ROOT, policies
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.policies import JobView
 from netsched.policies.registry import parse_spec

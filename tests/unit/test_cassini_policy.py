@@ -7,7 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from netsched import ROOT, experiment, policies, run
+from netsched import ROOT, policies
+from netsched.pipeline import experiment, run
 from netsched.errors import ConfigError
 from netsched.policies import JobView, Snapshot
 from netsched.policies import cassini as cs

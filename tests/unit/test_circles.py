@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from netsched import ROOT, experiment, metrics, run
+from netsched import ROOT
+from netsched.pipeline import experiment, metrics, run
 
 
 def arcs_s(c, job):

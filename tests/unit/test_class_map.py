@@ -5,7 +5,8 @@ the map."""
 import numpy as np
 import pytest
 
-from netsched import experiment, policies, run
+from netsched import policies
+from netsched.pipeline import experiment, run
 from netsched.errors import ConfigError
 from netsched.policies import Decision, Snapshot, stable_classes
 from netsched.policies.base import CLASS_MAPS

@@ -3,7 +3,7 @@ the same under every policy, none by default."""
 import numpy as np
 import pytest
 
-from netsched import experiment
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.workload import taskgraph
 

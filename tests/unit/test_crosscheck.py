@@ -1,7 +1,7 @@
 """Ranking agreement between backends (the pure part of crosscheck)."""
 import pytest
 
-from netsched import crosscheck
+from netsched.pipeline import crosscheck
 from netsched.errors import ConfigError
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 import yaml
 
-from netsched import experiment
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -148,7 +148,7 @@ def test_policy_params_apply_to_whichever_policy_runs():
 
 
 def test_a_policy_named_with_parameters(tmp_path):
-    from netsched import crosscheck
+    from netsched.pipeline import crosscheck
     p = tmp_path / 'e.yaml'
     p.write_text(yaml.safe_dump(dict(base(), policy='aalo', policy_params={
         'aalo': {'first_mb': 40}, 'varys': {}})))

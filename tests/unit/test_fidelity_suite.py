@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from netsched import experiment
+from netsched.pipeline import experiment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -103,7 +103,7 @@ def test_a_placing_circuit_scheduler_chooses_among_candidates(tmp_path):
     # it can have a circuit of its own; a scheduler that does not place
     # (none) leaves it to the flow policy, which takes the first
     import json
-    from netsched import experiment
+    from netsched.pipeline import experiment
     from netsched.workload import taskgraph
     p = tmp_path / 'h.yaml'
     p.write_text(json.dumps({

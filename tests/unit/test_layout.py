@@ -9,11 +9,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BACKENDS = ('netsched.emulator', 'netsched.sim')
-UI = ('netsched.cli', 'netsched.run', 'netsched.crosscheck')
-# the pipeline above both backends (sweeps, statistics, figures, reports):
-# it reaches the backends only through netsched.run and child processes
+# the pipeline above both backends (experiment spec, run dispatch,
+# crosscheck, metrics, sweeps, statistics, figures, reports): it reaches
+# the backends only through its dispatch module and child processes
 PIPELINE = ('netsched.pipeline',)
-# the one pure part of it the experiment loader uses (--set)
+DISPATCH = 'netsched.pipeline.run'
+UI = ('netsched.cli', DISPATCH)
+# the pure part of it the experiment loader uses (--set)
 OVERRIDES = 'netsched.pipeline.overrides'
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
 
@@ -64,8 +66,7 @@ def forbidden(name):
     if under(name, ('netsched.policies',)):
         bad |= {'mininet', 'netsched.control', 'netsched.workload',
                 'netsched.fluid', 'netsched.routing', 'netsched.topology',
-                'netsched.experiment', 'netsched.events', 'netsched.metrics'
-                } | set(BACKENDS) | set(UI)
+                'netsched.events'} | set(BACKENDS) | set(UI)
     elif under(name, ('netsched.circuits',)):
         # pure like the policies: numpy, networkx, netsched.errors,
         # netsched.spec (the NAME:key=value parser the policies share) and
@@ -81,13 +82,16 @@ def forbidden(name):
         bad |= {'netsched.sim'} | set(UI)
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+    elif name == DISPATCH:
+        bad |= {'mininet', 'netsched.control'}
     elif under(name, PIPELINE):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS)
     elif name not in UI and name not in ('netsched', 'netsched.__main__'):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
-    if not under(name, PIPELINE + UI) and name != OVERRIDES:
+    if not under(name, PIPELINE) and name not in UI + ('netsched.__main__',):
+        # nothing below the pipeline reaches up into it
         bad |= {m for m, _ in PACKAGE if under(m, PIPELINE)} - {
-            OVERRIDES, 'netsched.pipeline'}
+            'netsched.pipeline'}
     return bad
 
 
@@ -112,7 +116,7 @@ def test_ryu_only_in_controllers():
 def test_overrides_stay_pure():
     """The experiment loader imports pipeline.overrides: it may reach only
     the errors and the policy registry, or it would pull the pipeline
-    (and a cycle through netsched.run) under the loader."""
+    (and a cycle through the dispatch) under the loader."""
     path = os.path.join(ROOT, *OVERRIDES.split('.')) + '.py'
     mine = {m for m in imports(OVERRIDES, path) if under(m, ('netsched',))
             and m != 'netsched'}          # 'from .. import x' names it
@@ -121,9 +125,11 @@ def test_overrides_stay_pure():
 
 
 def test_few_modules_at_the_top():
+    """The top level holds the fabric model and the entry points; each
+    other part has its folder."""
     top = [n for n, _ in PACKAGE if n.count('.') == 1
            and not os.path.isdir(os.path.join(ROOT, *n.split('.')))]
-    assert len(top) <= 13, top
+    assert len(top) <= 9, top
 
 
 def test_rules_catch_a_violation():
@@ -139,6 +145,10 @@ def test_rules_catch_a_violation():
                'netsched.circuits.base'):
         assert not under(ok, forbidden('netsched.circuits.osdl')), ok
     assert under('netsched.sim.runner', forbidden('netsched.pipeline.sweep'))
-    assert under('netsched.pipeline.report',
-                 forbidden('netsched.experiment'))
-    assert not under(OVERRIDES, forbidden('netsched.experiment'))
+    assert under('netsched.sim.runner',
+                 forbidden('netsched.pipeline.crosscheck'))
+    assert not under('netsched.sim.runner', forbidden(DISPATCH))
+    assert under('netsched.pipeline.experiment',
+                 forbidden('netsched.sim.engine'))
+    assert under('netsched.pipeline.experiment',
+                 forbidden('netsched.policies.x'))

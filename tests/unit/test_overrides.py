@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from netsched import experiment
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.pipeline import overrides
 

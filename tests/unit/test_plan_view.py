@@ -6,7 +6,8 @@ iteration load, stages)."""
 import numpy as np
 import pytest
 
-from netsched import experiment, policies
+from netsched import policies
+from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.policies import Decision, Policy
 from netsched.sim import runner
@@ -179,7 +180,7 @@ def test_send_order_priority_sends_front_layers_first_on_both_backends():
 def test_front_layers_arrive_sooner_when_sent_first(tmp_path):
     """On the simulator, one PS job with compute across the dumbbell:
     sending front layers first cuts their latency (ready to received)."""
-    from netsched import metrics
+    from netsched.pipeline import metrics
     out = {}
     for order in ('ready', 'priority'):
         e = experiment.from_dict({

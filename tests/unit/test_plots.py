@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, QuadMesh
 
-from netsched import ROOT, crosscheck, experiment, metrics, run
+from netsched import ROOT
+from netsched.pipeline import crosscheck, experiment, metrics, run
 from netsched.pipeline import plots, report
 
 BASE = ['iteration_cdf', 'jct', 'link_utilization', 'cct_cdf', 'topology']

@@ -5,7 +5,8 @@ seconds with MiB as the unit of data."""
 import numpy as np
 import pytest
 
-from netsched import experiment, policies, run
+from netsched import policies
+from netsched.pipeline import experiment, run
 from netsched.errors import ConfigError
 from netsched.policies import (JobView, Snapshot, coflow_class,
                                flow_priority)

@@ -235,7 +235,7 @@ def test_the_busy_time_is_the_union_of_the_intervals():
 # --- both backends, the plan, the knobs -----------------------------------
 
 def _exp(policy='prophet', **job):
-    from netsched import experiment
+    from netsched.pipeline import experiment
     j = dict(id='p', model='resnet50', pattern='ps', workers=2,
              iterations=4, slice_mb=4.0, placement=['hl0', 'hl1', 'hr0'])
     j.update(job)
@@ -282,7 +282,7 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     clock) releases the same sends at the same moments. Prophet's and
     the ByteScheduler-like sender (whose credit, 8 MB, lets several
     partitions out at once)."""
-    from netsched import run as nrun
+    from netsched.pipeline import run as nrun
     from netsched.emulator import agent as agent_mod
     calls = []                                  # (sender, what, args, out)
     real = {k: getattr(prophet.Sender, k) for k in ('ready', 'done', 'wake')}
@@ -370,7 +370,8 @@ def test_a_transport_reports_a_prophet_send_written_whole():
 
 
 def test_the_policy_and_the_knobs_are_checked():
-    from netsched import experiment, policies
+    from netsched import policies
+    from netsched.pipeline import experiment
     from netsched.errors import ConfigError
     p = policies.make('prophet')
     assert p.static and p.workload() == {
@@ -427,7 +428,8 @@ def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
     is sooner still."""
     import os
     import tempfile
-    from netsched import ROOT, experiment, metrics, run as nrun
+    from netsched import ROOT
+    from netsched.pipeline import experiment, metrics, run as nrun
     path = os.path.join(ROOT, 'experiments', 'prophet.yaml')
     res = {}
     with tempfile.TemporaryDirectory() as d:

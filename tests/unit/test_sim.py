@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from netsched import experiment, run
+from netsched.pipeline import experiment, run
 from netsched.workload import models, taskgraph as workload
 
 MB = 2 ** 20

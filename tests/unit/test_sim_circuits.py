@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from netsched import events, experiment, metrics, run
+from netsched import events
+from netsched.pipeline import experiment, metrics, run
 from netsched import topology as topo
 from netsched.circuits import check_circuits
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from netsched import experiment, run
+from netsched.pipeline import experiment, run
 from netsched.errors import ConfigError
 from netsched.sim import runner
 

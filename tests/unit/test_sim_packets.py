@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from netsched import experiment, fluid, run
+from netsched import fluid
+from netsched.pipeline import experiment, run
 from netsched import topology as topo
 from netsched.errors import ConfigError
 

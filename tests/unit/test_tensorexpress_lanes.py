@@ -2,7 +2,7 @@
 position, so every connection carries sends of one tag only."""
 import numpy as np
 
-from netsched import experiment
+from netsched.pipeline import experiment
 from netsched.policies import urgency_class
 from netsched.workload import taskgraph
 

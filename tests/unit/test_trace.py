@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from netsched import experiment, run
+from netsched.pipeline import experiment, run
 from netsched.workload import trace
 from netsched.errors import ConfigError
 
@@ -365,7 +365,7 @@ def test_the_emulators_events_give_the_simulators_coflow_records(
     whose summary has the same coflows as the simulator's: ids, arrivals,
     CCTs and bytes, the coflow without network flows included."""
     from netsched import events as evlog
-    from netsched import metrics
+    from netsched.pipeline import metrics
     from netsched.emulator import runner
     from netsched.events import EventLog
     from netsched.workload import taskgraph

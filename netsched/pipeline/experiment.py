@@ -17,9 +17,9 @@ import os
 import dataclasses
 from dataclasses import dataclass, field
 
-from . import qos
-from . import topology as topo
-from .errors import ConfigError, TopologyError
+from .. import qos
+from .. import topology as topo
+from ..errors import ConfigError, TopologyError
 
 BACKENDS = ('emu', 'sim')
 PATTERNS = ('ring', 'ps')
@@ -233,7 +233,7 @@ def _loss(c):
 
 
 def _job(where, d, hosts, models_dir, index, group=None):
-    from .workload import models
+    from ..workload import models
     c = _Checker(where, d)
     jid = str(c.get('id', group or 'job%d' % index))
     model = c.string('model', required=True)
@@ -413,7 +413,7 @@ def _circuits(c, g, where, override=None):
     switches, where the key is an error. ``override``: NAME or
     NAME:key=value:... from the command line (parameters the file gives
     for the same scheduler are kept unless overridden)."""
-    from . import circuits
+    from .. import circuits
     v = c.get('circuits')
     if override is not None:
         name, params = circuits.parse_spec(override)
@@ -457,7 +457,7 @@ def load(path, backend=None, policy=None, trace=None, circuits=None,
     if not sets and seed is None:
         return from_dict(d, path, backend, policy, trace, circuits,
                          sim_packets)
-    from .pipeline import overrides
+    from . import overrides
     if seed is not None:
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ConfigError('--seed must be an integer >= 0, got %r'
@@ -516,7 +516,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     if backend == 'emu' and queues > EMU_MAX_QUEUES:
         c.fail('queues', 'the emulator has at most %d priority classes per '
                'port, got %d' % (EMU_MAX_QUEUES, queues))
-    from .policies.base import CLASS_MAPS, DEFAULT_CLASS_MAP
+    from ..policies.base import CLASS_MAPS, DEFAULT_CLASS_MAP
     class_map = c.choice('class_map', CLASS_MAPS, DEFAULT_CLASS_MAP)
     seed = c.num('seed', 1, integer=True, minimum=0)
     mtu = c.num('mtu', 9000, integer=True, minimum=576, maximum=9000)
@@ -542,7 +542,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                "bottlenecks); the emulator runs the topology's switches: "
                "use --backend sim, or drop big_switch")
 
-    from . import policies
+    from .. import policies
     pol = c.get('policy', 'fair')
     if isinstance(pol, dict):
         pc = _Checker('%s: policy' % where, dict(pol))

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from . import events as evlog
+from .. import events as evlog
 
 SUMMARY_FORMAT = 'netsched-summary/1'
 # the run totals (summary.json 'totals') a comparison is made on, lower
@@ -333,7 +333,7 @@ def _circuit_bytes(m, g, ports, carried):
 def _graph(meta):
     """The run's topology graph from the summary's meta (topology,
     link_bps), or None."""
-    from . import topology
+    from .. import topology
     try:
         return topology.parse_spec(meta['topology'],
                                    link_bps=float(meta['link_bps']))
@@ -479,7 +479,7 @@ def from_log(path):
 
 def load_summary(path):
     """summary.json of a results directory (or the file itself)."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
     p = os.path.join(path, 'summary.json') if os.path.isdir(path) else path
     try:
         with open(p) as f:

@@ -12,7 +12,7 @@ import json
 import os
 
 from . import experiment, metrics, run
-from .errors import ConfigError
+from ..errors import ConfigError
 
 METRICS = tuple(metrics.TOTALS)
 BACKENDS = ('sim', 'emu')
@@ -53,7 +53,7 @@ def errors(a, b):
 
 
 def check_args(policies, metric, tie):
-    from . import policies as pol
+    from .. import policies as pol
     if metric not in METRICS:
         raise ConfigError('--metric must be one of %s, got %r'
                           % (', '.join(METRICS), metric))

@@ -14,8 +14,9 @@ import time
 
 import yaml
 
-from . import ROOT, __version__, metrics
-from .errors import ConfigError
+from .. import ROOT, __version__
+from . import metrics
+from ..errors import ConfigError
 
 
 def commit():
@@ -45,8 +46,8 @@ def check(exp, traces=None):
     plan (placements, tuning stages). Returns (graph, (ports, coflows,
     racks) or None, plan or None). ``traces``: a dict that keeps loaded
     traces for the next call."""
-    from . import topology
-    from .workload import taskgraph, trace
+    from .. import topology
+    from ..workload import taskgraph, trace
     g = exp.graph()
     traced = None
     if exp.trace:
@@ -114,7 +115,7 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
             raise ConfigError('%s: --attach runs on the emulator, not on '
                               'backend %s' % (exp.path or exp.name,
                                               exp.backend))
-        from .emulator.attach import AttachedFabric
+        from ..emulator.attach import AttachedFabric
         attach = AttachedFabric(exp, attach)
     out_dir = out_dir or default_out(exp)
     prepare(exp, out_dir)
@@ -127,10 +128,10 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
                     'flow' if exp.backend == 'sim' else 'transfer')
     try:
         if exp.backend == 'sim':
-            from .sim import runner
+            from ..sim import runner
             info = runner.run(exp, log_path, say, bar)
         else:
-            from .emulator import runner
+            from ..emulator import runner
             info = runner.run(exp, log_path, say, attach, bar)
     finally:
         if bar is not None:
@@ -147,7 +148,7 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     metrics.write(out_dir, m, summary)
     summary['plots'] = []
     if plots:                    # matplotlib only for runs that draw
-        from .pipeline import report
+        from . import report
         summary['report'] = report.write(out_dir, fmt='png', figdir='',
                                          run=(m, summary),
                                          files=summary['plots'])
@@ -158,7 +159,7 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
 def _work_bar(desc, unit):
     """A bar over a run's work on a terminal (None elsewhere: the
     runners' periodic lines say the same in a log)."""
-    from .pipeline import progress
+    from . import progress
     if not progress.is_terminal():
         return None
     return progress.RunBar(desc, unit)
