@@ -31,8 +31,9 @@ reproduce-sim: setup
 	$(VENV)/bin/netsched reproduce experiments/reproduce/study.yaml \
 		--backend sim --out results/reproduce
 
+# the fast unit run: tests marked slow (minutes each) are left to `make test`
 unit: setup
-	$(PY) -m pytest -q -rs tests/unit
+	$(PY) -m pytest -q -rs -m "not slow" tests/unit
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
 	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep

@@ -4,14 +4,15 @@ the emulator's is.
 
 The emulator's timing differs from the simulator's by a fraction of a
 ms to a few ms everywhere: an agent starts a transfer 0.25-0.9 ms
-(median; p90 0.6-1.3 ms) after what it waited for arrived (README,
-"Fidelity"), a new coflow
+(median; p90 0.6-1.3 ms) after what it waited for arrived
+(docs/fidelity.md), a new coflow
 waits 3-7 ms for its class, rules reach the switches a few ms after a
 decision. Per experiment and policy this runs the simulator ``--reps``
 times with each job's arrival delayed by a uniform draw in [0,
 ``--jitter-ms``] and each send started a uniform draw in [0,
 ``--send-jitter-ms``] after its connection takes it (the simulator's
-measuring knob NETSCHED_SIM_SEND_JITTER_MS; rep r draws with seed r),
+measuring knob ``simulator: {send_jitter_ms, send_jitter_seed}``; rep r
+draws with seed r),
 and prints the fidelity bench's errors (mean per-job |JCT error|, mean
 per-coflow |CCT error|) twice:
 
@@ -34,11 +35,9 @@ DIR: results/bench-sensitivity/<time>); the tables are printed and saved
 to DIR/table.json.
 """
 import argparse
-import contextlib
 import copy
 import json
 import os
-import random
 import sys
 import time
 
@@ -48,35 +47,20 @@ sys.path.insert(0, ROOT)
 from netsched.pipeline import crosscheck, experiment  # noqa: E402
 from netsched import policies as pol  # noqa: E402
 from netsched.errors import ConfigError  # noqa: E402
-from netsched.sim import runner  # noqa: E402
+from netsched.pipeline import fidelity  # noqa: E402
+from netsched.pipeline.fidelity import jittered  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fidelity_bench as fb  # noqa: E402
 
-def jittered(d, jitter_s, seed):
-    """A copy of an experiment dict with every job's arrival_s delayed by
-    a uniform draw in [0, jitter_s] (jobs in file order, one draw each)."""
-    rng = random.Random(seed)
+def send_jittered(d, ms, seed):
+    """A copy of an experiment dict with the simulator's send jitter set
+    (the measuring knob ``simulator.send_jitter_ms``, seeded); ``d``
+    itself for 0."""
+    if not ms > 0:
+        return d
     d = copy.deepcopy(d)
-    for job in d.get('jobs') or ():
-        job['arrival_s'] = float(job.get('arrival_s', 0.0)) + \
-            rng.uniform(0.0, jitter_s)
+    d['simulator'] = dict(d.get('simulator') or {}, send_jitter_ms=float(ms),
+                          send_jitter_seed=int(seed))
     return d
-
-
-@contextlib.contextmanager
-def send_jitter(ms, seed):
-    """The simulator's send jitter (sim.runner.SEND_JITTER_ENV) set for
-    the runs inside, seeded; nothing set for 0."""
-    old = os.environ.pop(runner.SEND_JITTER_ENV, None)
-    if ms > 0:
-        os.environ[runner.SEND_JITTER_ENV] = '%r,%d' % (ms, seed)
-    try:
-        yield
-    finally:
-        os.environ.pop(runner.SEND_JITTER_ENV, None)
-        if old is not None:
-            os.environ[runner.SEND_JITTER_ENV] = old
 
 
 def run_sim(d, path, policy, out, say):
@@ -92,9 +76,9 @@ def main(argv=None):
                     help="each job's arrival delayed by up to this")
     ap.add_argument('--send-jitter-ms', type=float, default=1.0,
                     help='each send started up to this after its '
-                    'connection takes it (NETSCHED_SIM_SEND_JITTER_MS)')
+                    'connection takes it (simulator.send_jitter_ms)')
     ap.add_argument('--only', help='comma-separated suite experiments')
-    ap.add_argument('--policies', default=','.join(fb.POLICIES))
+    ap.add_argument('--policies', default=','.join(fidelity.POLICIES))
     ap.add_argument('--out')
     a = ap.parse_args(argv)
     if a.reps < 1:
@@ -110,7 +94,10 @@ def main(argv=None):
             pol.make(name, params, where='--policies: %s' % p)
         except ConfigError as e:
             sys.exit('sensitivity_bench: %s' % e)
-    paths = fb.suite(a.only.split(',') if a.only else None)
+    try:
+        paths = fidelity.suite(a.only.split(',') if a.only else None)
+    except ConfigError as e:
+        sys.exit('sensitivity_bench: %s' % e)
     out = a.out or os.path.join(ROOT, 'results', 'bench-sensitivity',
                                 time.strftime('%Y%m%d-%H%M%S'))
     os.makedirs(out, exist_ok=True)
@@ -132,10 +119,10 @@ def main(argv=None):
                                os.path.join(out, name, 'sim-%s' % p), quiet)
                 errs, runs = [], {}
                 for r in range(a.reps):
-                    with send_jitter(a.send_jitter_ms, r):
-                        s = run_sim(jittered(d, a.jitter_ms / 1e3, r), path,
-                                    p, os.path.join(out, name, 'jit-%s-%d'
-                                                    % (p, r)), quiet)
+                    s = run_sim(send_jittered(jittered(
+                        d, a.jitter_ms / 1e3, r), a.send_jitter_ms, r), path,
+                        p, os.path.join(out, name, 'jit-%s-%d' % (p, r)),
+                        quiet)
                     e = crosscheck.errors(base, s)
                     errs.append(e)
                     runs[r] = s
@@ -145,15 +132,17 @@ def main(argv=None):
                                           'errors': e}) + '\n')
                     log.flush()
                 table.setdefault(name, {})[p] = {
-                    k: fb.spread([e[k] for e in errs]) for k in fb.KINDS}
+                    k: fidelity.spread([e[k] for e in errs])
+                    for k in fidelity.KINDS}
                 pairs.setdefault(name, {}).update(
-                    fb.self_errors({(name, p): runs})[name])
+                    fidelity.self_errors({(name, p): runs})[name])
                 c, q = table[name][p], pairs[name][p]
                 say('%-12s %-10s against the file: jobs %s, coflows %s; '
                     'between reps: jobs %s, coflows %s' % (
-                        name, p, fb.pct(c['job jct_s']),
-                        fb.pct(c['coflow cct_s']), fb.pct(q['job jct_s']),
-                        fb.pct(q['coflow cct_s'])))
+                        name, p, fidelity.pct(c['job jct_s']),
+                        fidelity.pct(c['coflow cct_s']),
+                        fidelity.pct(q['job jct_s']),
+                        fidelity.pct(q['coflow cct_s'])))
     with open(os.path.join(out, 'table.json'), 'w') as f:
         json.dump({'reps': a.reps, 'jitter_ms': a.jitter_ms,
                    'send_jitter_ms': a.send_jitter_ms,
@@ -162,12 +151,12 @@ def main(argv=None):
           'send starting up to %g ms later than planned (%d reps), mean '
           '|error| %%' % (a.jitter_ms, a.send_jitter_ms, a.reps))
     print('\n== against the file as it is (the noise\'s bias and spread) ==')
-    print(fb.self_table(table, policies, 'each rep against the run of the '
-                        'file as it is'))
+    print(fidelity.self_table(table, policies, 'each rep against the run '
+                              'of the file as it is'))
     if a.reps > 1:
         print('\n== one rep against another (the spread alone; the '
               'fidelity bench prints the emulator\'s) ==')
-        print(fb.self_table(pairs, policies))
+        print(fidelity.self_table(pairs, policies))
     print('results: %s' % out)
 
 

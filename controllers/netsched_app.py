@@ -1,4 +1,4 @@
-"""Ryu app: netsched's controller. A thin shell around
+"""netsched's controller app (Ryu or os-ken). A thin shell around
 netsched.ControllerCore: it turns switch events and control-socket
 requests into calls on the core and sends the FlowMods the core returns,
 each batch closed by a barrier.
@@ -18,24 +18,35 @@ or, when that is not set:
 Run: netsched controller --topology fattree,4 --policy sebf
  or: NETSCHED_TOPOLOGY=fattree,4 NETSCHED_POLICY=sebf \
          ryu-manager controllers/netsched_app.py
+The same file loads under os-ken (sdn_framework.py picks the names):
+     netsched controller --framework os-ken ...
+ or: python controllers/launch.py --framework os-ken \
+         controllers/netsched_app.py
+
+Under os-ken 4 the hub runs native threads, so the switch events, the
+control-socket clients and the scheduler's clock run in parallel: every
+call into the core holds ``core_lock`` and every batch sent holds
+``io_lock`` (under Ryu's eventlet they cost nothing).
 """
 import json
 import os
 import socket
+import sys
 import time
-
-import eventlet
-from ryu.base import app_manager
-from ryu.controller import ofp_event
-from ryu.controller.handler import (CONFIG_DISPATCHER, DEAD_DISPATCHER,
-                                    MAIN_DISPATCHER, set_ev_cls)
-from ryu.lib import hub
-from ryu.ofproto import ofproto_v1_3
 
 from netsched import topology
 from netsched.control import channel
 from netsched.control.core import ControllerCore
 from netsched.errors import NetschedError
+
+try:
+    import sdn_framework
+except ImportError:        # imported by module name, not loaded as a file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sdn_framework
+
+fw = sdn_framework.load()
+hub = fw.hub
 
 BARRIER_TIMEOUT_S = 10
 TICK_S = 0.001              # the scheduler's clock
@@ -44,6 +55,9 @@ PORT_STATS_S = 0.5              # how often switches are asked for counters
 
 
 def load_description(env=os.environ):
+    """The fabric this controller serves, from the environment: the app
+    takes no arguments so that it loads unchanged in a plain framework
+    manager (NETSCHED_FABRIC, or the NETSCHED_TOPOLOGY family)."""
     path = env.get('NETSCHED_FABRIC')
     if path:
         with open(path) as f:
@@ -60,7 +74,9 @@ def load_description(env=os.environ):
 
 
 def to_ryu(dp, fm):
-    """netsched.control.openflow.FlowMod -> OFPFlowMod, field for field."""
+    """netsched.control.openflow.FlowMod -> the framework's OFPFlowMod,
+    field for field (os-ken's classes are Ryu's under another name): the
+    core's rules stay plain data, testable without a framework."""
     p, o = dp.ofproto_parser, dp.ofproto
     actions = []
     for a in fm.actions:
@@ -87,8 +103,12 @@ def to_ryu(dp, fm):
                         instructions=inst)
 
 
-class NetschedController(app_manager.RyuApp):
-    OFP_VERSIONS = [ofproto_v1_3.OFP_VERSION]
+class NetschedController(fw.App):
+    """The shell around ControllerCore: switch events and control-channel
+    lines in, the core's FlowMods (each batch closed by a barrier),
+    replies and agent messages out. It decides nothing itself, so that
+    the core's tests cover every decision."""
+    OFP_VERSIONS = [fw.ofproto_v1_3.OFP_VERSION]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -98,32 +118,59 @@ class NetschedController(app_manager.RyuApp):
         path = desc.get('decision_log')
         self.decision_log = open(path, 'a') if path else None
         self.datapaths = {}
-        self.barrier_waiters = {}       # xid -> callable
+        self.barrier_waiters = {}       # (dpid, xid) -> callable
         self.agents = {}                # host -> (file, lock)
+        self.core_lock = hub.Semaphore()    # every call into the core
+        self.io_lock = hub.Semaphore()      # batches sent, log lines
+        self.stopping = False
+        self.listener = None
         self.server = hub.spawn(self._serve)
+        self.ticker = None
         if self.core.scheduler is not None or self.core.circuits is not None:
             self.ticker = hub.spawn(self._tick)
         self.poller = hub.spawn(self._poll_ports)
 
+    def close(self):
+        """Stop serving (the app manager calls it at shutdown): the loops
+        end at their next turn, and the listening socket is shut so that
+        an accept blocked in a native thread returns."""
+        self.stopping = True
+        if self.listener is not None:
+            try:
+                self.listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.listener.close()
+        with self.io_lock:
+            f, self.decision_log = self.decision_log, None
+        if f is not None:
+            f.close()
+
     # --- sending -----------------------------------------------------
     def _send(self, dpid, mods, done=None):
-        """Send mods to one switch, then a barrier; done() on its reply."""
+        """Send mods to one switch, then a barrier; done() on its reply,
+        the only sign that the switch has applied them all. False if the
+        switch is not connected."""
         dp = self.datapaths.get(dpid)
         if dp is None:
             return False
-        for fm in mods:
-            dp.send_msg(to_ryu(dp, fm))
-        barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
-        dp.set_xid(barrier)
-        if done is not None:
-            self.barrier_waiters[barrier.xid] = done
-        dp.send_msg(barrier)
+        with self.io_lock:              # threads (os-ken) race on xids
+            for fm in mods:
+                dp.send_msg(to_ryu(dp, fm))
+            barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
+            dp.set_xid(barrier)
+            if done is not None:        # xids are per switch
+                self.barrier_waiters[dpid, barrier.xid] = done
+            dp.send_msg(barrier)
         return True
 
     def _send_and_wait(self, sends):
+        """Send batches to several switches and wait for every barrier
+        (a manual rule's reply promises the switches have it); False on
+        a timeout."""
         events = []
         for dpid, mods in sends.items():
-            ev = hub.Event()
+            ev = fw.Event()
             if self._send(dpid, mods, ev.set):
                 events.append(ev)
         return all(ev.wait(timeout=BARRIER_TIMEOUT_S) for ev in events)
@@ -142,10 +189,13 @@ class NetschedController(app_manager.RyuApp):
             self._next_circuit_step(out)
             return
         left = {'n': len(out.mods)}
+        count_lock = hub.Semaphore()    # replies and failed sends race
 
         def confirmed():
-            left['n'] -= 1
-            if left['n'] == 0:
+            with count_lock:
+                left['n'] -= 1
+                last = left['n'] == 0
+            if last:
                 self._log(records, out, t_in, time.monotonic())
                 self._next_circuit_step(out)
         for dpid, mods in out.mods.items():
@@ -153,12 +203,17 @@ class NetschedController(app_manager.RyuApp):
                 confirmed()
 
     def _next_circuit_step(self, out):
-        """A circuit step is in every switch it touched: the next."""
+        """A circuit step is in every switch it touched: the next (a
+        reconfiguration's steps must not overtake each other)."""
         if out.token is not None:
-            now = time.monotonic()
-            self._apply(self.core.on_confirmed(out.token, now), now)
+            with self.core_lock:
+                now = time.monotonic()
+                nxt = self.core.on_confirmed(out.token, now)
+            self._apply(nxt, now)
 
     def _log(self, records, out, t_in, t_done):
+        """Append a decision's records to the decision log, the run's only
+        trace of what the controller decided and how long applying took."""
         if out.decided or out.mods:
             records.append({'kind': 'decision', 't': t_in,
                             'decided': out.decided, 'flow_mods': out.n_mods,
@@ -166,14 +221,19 @@ class NetschedController(app_manager.RyuApp):
                             'core_ms': round(out.core_ms, 3),
                             'applied_ms': None if t_done is None else
                             round((t_done - t_in) * 1e3, 3)})
-        if self.decision_log is None or not records:
+        if not records:
             return
-        for r in records:
-            self.decision_log.write(json.dumps(r, separators=(',', ':')) +
-                                    '\n')
-        self.decision_log.flush()
+        with self.io_lock:
+            if self.decision_log is None:
+                return
+            for r in records:
+                self.decision_log.write(json.dumps(r, separators=(',', ':'))
+                                        + '\n')
+            self.decision_log.flush()
 
     def _push(self, host, msgs):
+        """Messages to one agent on its own channel; an agent that went
+        away is forgotten rather than failing the decision."""
         a = self.agents.get(host)
         if a is None:
             return
@@ -187,87 +247,136 @@ class NetschedController(app_manager.RyuApp):
             self.agents.pop(host, None)
 
     def _tick(self):
-        while True:
+        """The scheduler's clock: it decides on time as well as on reports
+        (recheck times, the decision gap, circuit periods)."""
+        while not self.stopping:
             hub.sleep(TICK_S)
             self._step()
 
     def _step(self):
-        now = time.monotonic()
-        out = self.core.step(now)
-        cost_s = time.monotonic() - now
+        """One turn of the core; its measured cost spaces the decisions
+        (Scheduler.note_cost), so it is timed inside the lock."""
+        with self.core_lock:
+            now = time.monotonic()
+            out = self.core.step(now)
+            cost_s = time.monotonic() - now
+            if out.decided:
+                self.core.note_cost(cost_s)
         out.core_ms = cost_s * 1e3
-        if out.decided:
-            self.core.note_cost(cost_s)
         self._apply(out, now)
 
     def _poll_ports(self):
-        while True:
+        """Ask every switch for its port counters: the link load the
+        `decision` request shows comes from them."""
+        while not self.stopping:
             hub.sleep(PORT_STATS_S)
             for dp in list(self.datapaths.values()):
                 p, o = dp.ofproto_parser, dp.ofproto
-                dp.send_msg(p.OFPPortStatsRequest(dp, 0, o.OFPP_ANY))
+                with self.io_lock:
+                    dp.send_msg(p.OFPPortStatsRequest(dp, 0, o.OFPP_ANY))
 
-    @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
+    def _dpid(self, dp):
+        """The id a datapath was registered under (not dp.id, which the
+        framework's own handler sets, possibly after ours ran)."""
+        return next((d for d, x in list(self.datapaths.items()) if x is dp),
+                    None)
+
+    @fw.set_ev_cls(fw.ofp_event.EventOFPPortStatsReply, fw.MAIN_DISPATCHER)
     def on_port_stats(self, ev):
-        self.core.on_port_stats(ev.msg.datapath.id,
-                                {st.port_no: st.tx_bytes
-                                 for st in ev.msg.body}, time.monotonic())
+        """Transmitted-byte counters of one switch, for the link load."""
+        dpid = self._dpid(ev.msg.datapath)
+        if dpid is None:
+            return
+        with self.core_lock:
+            self.core.on_port_stats(dpid, {st.port_no: st.tx_bytes
+                                           for st in ev.msg.body},
+                                    time.monotonic())
 
     # --- switch events -------------------------------------------------
-    @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
+    @fw.set_ev_cls(fw.ofp_event.EventOFPSwitchFeatures, fw.CONFIG_DISPATCHER)
     def on_features(self, ev):
-        dp = ev.msg.datapath
-        mods = self.core.on_connect(dp.id)
+        """A switch connected: it gets its whole program (a clean slate,
+        routes, the classification rules to replay) and counts as ready
+        when that batch's barrier returns. The id is the reply's: under
+        os-ken's threads the framework's handler that sets dp.id may run
+        after this one."""
+        dp, dpid = ev.msg.datapath, ev.msg.datapath_id
+        with self.core_lock:
+            mods = self.core.on_connect(dpid)
         if mods is None:
             self.logger.warning('switch %016x is not in the fabric; ignored',
-                                dp.id)
+                                dpid)
             return
-        self.datapaths[dp.id] = dp
-        self._send(dp.id, mods, lambda: self._ready(dp.id))
+        self.datapaths[dpid] = dp
+        self._send(dpid, mods, lambda: self._ready(dpid))
 
     def _ready(self, dpid):
-        self.core.on_ready(dpid)
-        self.logger.info('switch %016x ready (%d/%d)', dpid,
-                         len(self.core.ready), len(self.core.switch_of))
+        """A switch confirmed its program: the fabric is up once all are
+        (the `status` request's all_ready)."""
+        with self.core_lock:
+            self.core.on_ready(dpid)
+            n, total = len(self.core.ready), len(self.core.switch_of)
+        self.logger.info('switch %016x ready (%d/%d)', dpid, n, total)
 
-    @set_ev_cls(ofp_event.EventOFPBarrierReply, MAIN_DISPATCHER)
+    # a barrier can return before the framework's port description
+    # reply moves the switch to MAIN: both states are taken
+    @fw.set_ev_cls(fw.ofp_event.EventOFPBarrierReply,
+                   [fw.CONFIG_DISPATCHER, fw.MAIN_DISPATCHER])
     def on_barrier(self, ev):
-        done = self.barrier_waiters.pop(ev.msg.xid, None)
+        """A switch applied a batch: whoever waits for it goes on."""
+        done = self.barrier_waiters.pop(
+            (self._dpid(ev.msg.datapath), ev.msg.xid), None)
         if done is not None:
             done()
 
-    @set_ev_cls(ofp_event.EventOFPStateChange, DEAD_DISPATCHER)
+    @fw.set_ev_cls(fw.ofp_event.EventOFPStateChange, fw.DEAD_DISPATCHER)
     def on_dead(self, ev):
-        dp = ev.datapath
-        if dp.id is not None and self.datapaths.get(dp.id) is dp:
-            del self.datapaths[dp.id]
-            self.core.on_disconnect(dp.id)
+        """A switch disconnected: nothing is sent to it until it connects
+        again, when it gets its whole program anew."""
+        dpid = self._dpid(ev.datapath)
+        if dpid is not None:
+            del self.datapaths[dpid]
+            with self.core_lock:
+                self.core.on_disconnect(dpid)
 
     # --- control socket --------------------------------------------------
     def _serve(self):
+        """The control channel: a Unix socket (Mininet hosts live in other
+        network namespaces but share the filesystem), one thread per
+        client."""
         os.makedirs(os.path.dirname(self.socket_path), exist_ok=True)
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
-        server = eventlet.listen(self.socket_path, family=socket.AF_UNIX)
+        server = self.listener = hub.listen(self.socket_path,
+                                            family=socket.AF_UNIX)
         os.chmod(self.socket_path, 0o666)
         self.logger.info('control socket %s', self.socket_path)
-        while True:
-            conn, _ = server.accept()
+        while not self.stopping:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                if self.stopping:
+                    return
+                raise
             hub.spawn(self._client, conn)
 
     def _client(self, conn):
+        """One client's lines, answered in order. A registered agent's
+        channel also carries the scheduler's messages to it; a manual
+        rule is answered only once the switches confirmed it."""
         f = conn.makefile('rwb')
         lock = hub.Semaphore()
         host = None
         try:
             for line in f:
-                now = time.monotonic()
                 try:
                     req = channel.decode(line)
                 except NetschedError as e:
                     self._reply(f, lock, {'ok': False, 'error': str(e)})
                     continue
-                out = self.core.handle(req, now)
+                with self.core_lock:
+                    now = time.monotonic()
+                    out = self.core.handle(req, now)
                 op = req.get('op')
                 if op == 'register' and out.reply.get('ok'):
                     host = req['host']
@@ -294,6 +403,8 @@ class NetschedController(app_manager.RyuApp):
             conn.close()
 
     def _reply(self, f, lock, reply):
+        """One reply line; the lock keeps it whole beside pushes to the
+        same agent from other threads."""
         with lock:
             f.write(channel.encode(reply))
             f.flush()

@@ -14,26 +14,35 @@ DEFAULT_SOCKET = '/run/netsched/ctl.sock'
 
 def fabric_description(g, queues, socket_path, policy=None,
                        policy_params=None, scale=1.0, decision_log=None,
-                       circuits=None, class_map=None):
+                       circuits=None, class_map=None, scheduler=None):
     """What the controller is started with (written as JSON): the
     topology, Q, the control socket, the scheduling policy (None: routes
     only), the data-center units per emulated unit (``scale``), where
     to append its decision log (JSON lines; None: nowhere) and, on a
-    hybrid fabric, its circuit scheduler ((name, params) or None), and
-    how ranks map onto the classes (``class_map``, None: the default)."""
+    hybrid fabric, its circuit scheduler ((name, params) or None), how
+    ranks map onto the classes (``class_map``, None: the default) and the
+    experiment's measuring knobs for its scheduler (``scheduler``:
+    {'floor_release', 'hold_starved'}, None: both off)."""
+    knobs = scheduler or {}
     return {'topology': topo.to_dict(g), 'queues': queues,
             'socket': socket_path,
             'policy': {'name': policy, 'params': dict(policy_params or {})},
             'scale': scale, 'decision_log': decision_log,
             'circuits': None if circuits is None else
             {'name': circuits[0], 'params': dict(circuits[1])},
-            'class_map': class_map}
+            'class_map': class_map,
+            'scheduler': {k: bool(knobs.get(k))
+                          for k in ('floor_release', 'hold_starved')}}
 
 def encode(obj):
+    """One message as a line of JSON: lines let either side read a stream
+    with readline, and sorted keys make equal messages equal bytes."""
     return (json.dumps(obj, sort_keys=True) + '\n').encode()
 
 
 def decode(line):
+    """A line back to its object. Anything but a JSON object is a
+    NetschedError, so a bad client gets an error reply, not a crash."""
     try:
         obj = json.loads(line)
     except (ValueError, UnicodeDecodeError) as e:
@@ -44,6 +53,10 @@ def decode(line):
 
 
 class ControlClient:
+    """The control channel's client, shared by netsched, the agents and
+    `netsched status` so that all speak the wire format of this module:
+    requests that wait for a reply, and reports that have none."""
+
     def __init__(self, path, timeout_s=10.0):
         self.path = path
         self.timeout_s = timeout_s
@@ -51,6 +64,8 @@ class ControlClient:
         self._buf = b''
 
     def connect(self, wait_s=0.0):
+        """Connect, retrying for up to wait_s: the controller creates its
+        socket a moment after its process starts."""
         deadline = time.monotonic() + wait_s
         while True:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -67,6 +82,8 @@ class ControlClient:
                 time.sleep(0.1)
 
     def close(self):
+        """Close the channel; an agent registered on it gets no more
+        messages from the controller."""
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -98,6 +115,8 @@ class ControlClient:
         return decode(line)
 
     def request(self, op, **fields):
+        """Send a request and return its reply; an error reply raises, so
+        no caller can mistake a refusal for an answer."""
         self.tell(op, **fields)
         reply = self.receive('answer to %r' % op)
         if not reply.get('ok'):
@@ -106,13 +125,18 @@ class ControlClient:
 
     # conveniences
     def status(self):
+        """Switches connected and ready, rules, policy: what netsched
+        polls until the fabric is up."""
         return self.request('status')
 
     def set_class(self, match, cls, priority=100):
+        """A manual classification rule in every ingress switch; the id
+        comes back only once the switches confirmed it."""
         return self.request('set_class', match=match, cls=cls,
                             priority=priority)['id']
 
     def clear_class(self, rule_id=None):
+        """Remove one manual rule (or all), confirmed like set_class."""
         if rule_id is None:
             return self.request('clear_class')
         return self.request('clear_class', id=rule_id)

@@ -21,6 +21,10 @@ from ..circuits.reconfig import Reconfig
 
 
 class CircuitControl:
+    """A hybrid fabric's circuits inside the controller: the simulator's
+    circuit scheduler decides, and this carries each decision out step
+    by step, the next only once the last one's barriers came back."""
+
     def __init__(self, g, scheduler, net):
         self.g, self.sched, self.net = g, scheduler, net
         f = topo.circuit_fabric(g)
@@ -45,6 +49,8 @@ class CircuitControl:
         self.requested = frozenset(circuits)
 
     def status(self):
+        """The circuits for the `decision` request: live, routed, and
+        whether a reconfiguration is under way."""
         r = self.reconfig
         return {'scheduler': self.sched.name,
                 'live': _listed(self.names(r.live)),
@@ -70,6 +76,9 @@ class CircuitControl:
 
     # --- what the scheduler sees -------------------------------------------
     def snapshot(self, now, demand):
+        """The circuit scheduler's view, built from what the agents
+        registered, as the simulator builds it from its flows, so both
+        backends ask the same question."""
         T = len(self.tors)
         m = np.zeros((T, T))
         jobs = {}

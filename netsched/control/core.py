@@ -36,8 +36,14 @@ from ..errors import NetschedError
 
 
 class ControllerCore:
+    """Everything the controller decides, without a framework: the app
+    feeds events in and sends what comes back, so all of it is tested
+    as plain data (the module docstring lists the requests)."""
+
     def __init__(self, g, queues, policy=None, scale=1.0, decision_log=None,
-                 circuits=None, class_map=None):
+                 circuits=None, class_map=None, knobs=None):
+        """``knobs``: the scheduler's measuring knobs ({'floor_release',
+        'hold_starved'}; None: both off)."""
         self.g = g
         self.scale = scale
         self.decision_log = decision_log
@@ -49,8 +55,12 @@ class ControllerCore:
         self._next_id = 1
         net = fluid.Network(g)          # one path table for all
         self.class_map = class_map
+        self.knobs = {k: bool((knobs or {}).get(k))
+                      for k in ('floor_release', 'hold_starved')}
         self.scheduler = None if policy is None else Scheduler(
-            g, self.queues, policy, scale, net=net, class_map=class_map)
+            g, self.queues, policy, scale, net=net, class_map=class_map,
+            hold_starved=self.knobs['hold_starved'],
+            release_floor=self.knobs['floor_release'])
         self.circuits = None if circuits is None else CircuitControl(
             g, circuits, net)
         if self.scheduler is not None and self.circuits is not None:
@@ -59,6 +69,8 @@ class ControllerCore:
 
     @classmethod
     def from_description(cls, desc):
+        """The core for a fabric description (channel.fabric_description),
+        the one input the app is started with."""
         from .. import circuits, policies
         p = desc.get('policy') or {}
         policy = None if not p.get('name') else policies.make(
@@ -68,9 +80,10 @@ class ControllerCore:
             c['name'], c.get('params'), where='controller circuits')
         return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
                    desc.get('scale', 1.0), desc.get('decision_log'), sched,
-                   desc.get('class_map'))
+                   desc.get('class_map'), desc.get('scheduler'))
 
     def dpid(self, switch):
+        """A switch's datapath id: the name it gives itself on the wire."""
         return self.g.nodes[switch]['dpid']
 
     # --- switch events -----------------------------------------------
@@ -91,6 +104,8 @@ class ControllerCore:
         return mods
 
     def on_ready(self, dpid):
+        """A switch confirmed its program by barrier: only then does it
+        count toward all_ready, which netsched waits for."""
         if dpid in self.connected:
             self.ready.add(dpid)
 
@@ -100,6 +115,8 @@ class ControllerCore:
             self.load.update(dpid, tx_bytes, now)
 
     def on_disconnect(self, dpid):
+        """A switch went away: nothing goes to it until it reconnects and
+        gets its whole program again."""
         self.connected.discard(dpid)
         self.ready.discard(dpid)
 
@@ -172,6 +189,7 @@ class ControllerCore:
                        'hosts': topo.hosts(self.g), 'queues': self.queues,
                        'policy': self._policy_name(), 'scale': self.scale,
                        'class_map': self.class_map,
+                       'scheduler': dict(self.knobs),
                        'decision_log': self.decision_log})
 
     def _op_rules(self, req, now):

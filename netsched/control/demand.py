@@ -36,6 +36,8 @@ class Send:
 
 @dataclass
 class Conn:
+    """A registered TCP connection: its match and ingress switch (where
+    its rule goes) and the coflow whose data it carries now."""
     key: tuple                # (host, connection id)
     match: tuple              # sorted 5-tuple match
     dpid: int                 # the ingress switch
@@ -49,6 +51,10 @@ def _optional(x):
 
 
 class Demand:
+    """The agents' reports kept as the scheduler's view of the demand
+    (the module docstring says what), from which each decision's policy
+    Snapshot is built."""
+
     def __init__(self, g, net):
         self.g, self.net = g, net
         self.by_ip = topo.host_by_ip(g)
@@ -76,6 +82,8 @@ class Demand:
         self.job_hosts = {}           # job -> hosts that run its tasks
 
     def check_host(self, host):
+        """Refuse a registration from a name that is not a host of this
+        fabric, before anything of it is kept."""
         if host not in self.ingress:
             raise NetschedError('register: %r is not a host of this '
                                 'fabric' % (host,))
@@ -154,6 +162,8 @@ class Demand:
                     float('nan') if pos is None else float(pos))
 
     def send(self, task):
+        """The registered transfer a report names; an unknown id is the
+        agent's error, reported back to it."""
         t = self.sends.get(task)
         if t is None:
             raise NetschedError('report: transfer %r was never registered'
@@ -241,6 +251,8 @@ class Demand:
         return grew
 
     def mark(self, job, iteration, t, loss=None):
+        """A worker finished an iteration: job-aware policies read the
+        progress (and the loss, where the job reports one)."""
         j = self.jobs.setdefault(job, {'iter': -1})
         j['iter'] = max(j['iter'], int(iteration))
         j['t'] = t

@@ -7,6 +7,9 @@ from .. import topology as topo
 
 
 class LinkLoad:
+    """Link rates from the switches' port counters, for the `decision`
+    request's busiest links: the load as the switches measured it."""
+
     def __init__(self, g, net, scale=1.0):
         self.scale = float(scale)
         self.net = net

@@ -49,6 +49,8 @@ _HASH_FIELD = {6: {'l4_src': 'tcp_src', 'l4_dst': 'tcp_dst'},
 
 
 def cookie(owner, n=0):
+    """The owner in the top byte, so one masked delete removes every
+    rule of that owner."""
     return (owner << OWNER_SHIFT) | n
 
 
@@ -71,6 +73,7 @@ class FlowMod:
     command: str = 'add'            # 'add', 'delete' or 'delete_strict'
 
     def to_dict(self):
+        """As JSON-able data: golden tests and the status display."""
         d = {'command': self.command, 'table': self.table,
              'priority': self.priority, 'cookie': self.cookie,
              'match': {k: list(v) if isinstance(v, tuple) else v
@@ -96,6 +99,8 @@ def delete_owner(owner):
 
 
 def delete_all():
+    """Every rule of every table: a connecting switch's clean slate, so
+    no rule of an earlier run survives."""
     return FlowMod(table=ALL_TABLES, command='delete')
 
 

@@ -18,6 +18,8 @@ from . import openflow as of
 
 @dataclass(frozen=True)
 class Rule:
+    """A connection's scheduler rule as installed; equality decides
+    whether a change must be sent."""
     dpid: int
     match: tuple          # sorted (field, value) pairs
     cls: int
@@ -25,6 +27,9 @@ class Rule:
 
 
 class RuleTable:
+    """What the switches hold of the scheduler's rules, so that each
+    decision sends only the difference."""
+
     def __init__(self, queues):
         self.queues = queues
         self.installed = {}          # connection key -> Rule

@@ -36,7 +36,6 @@ How it applies a decision:
     transfers (they keep to them with a token bucket).
 """
 from dataclasses import dataclass
-import os
 
 import numpy as np
 
@@ -44,7 +43,7 @@ from .demand import Demand
 from .rules import Rule, RuleTable
 from .. import fluid
 from ..errors import NetschedError
-from ..policies import FLOOR_RELEASE_ENV, asks_per_flow, coflow_class
+from ..policies import asks_per_flow, coflow_class
 
 DECIDE_GAP_S = 0.002          # at most one decision per 2 ms
 HOLD = -1                     # a transfer's "rate" while its sender holds it
@@ -68,14 +67,24 @@ class Outcome:
 
     @property
     def n_mods(self):
+        """FlowMods to all switches together, for the decision log."""
         return sum(len(v) for v in self.mods.values())
 
 
 class Scheduler:
+    """``hold_starved`` and ``release_floor``: the experiment's measuring
+    knobs ``scheduler.hold_starved`` and ``scheduler.floor_release`` (the
+    fabric description's ``scheduler``; _pace, policies.coflow_class)."""
+
     def __init__(self, g, queues, policy, scale=1.0,
-                 decide_gap_s=DECIDE_GAP_S, net=None, class_map=None):
+                 decide_gap_s=DECIDE_GAP_S, net=None, class_map=None,
+                 hold_starved=False, release_floor=False):
         self.g, self.queues, self.policy = g, queues, policy
         self.class_map = class_map       # policies.CLASS_MAPS, None: default
+        # measuring knob: hold what strict priority starves at the
+        # senders under policies that only order coflows too (_pace)
+        self.hold_starved = bool(hold_starved)
+        self.release_floor = bool(release_floor)
         self.scale = float(scale)
         self.min_gap_s = self.decide_gap_s = decide_gap_s
         self.cost_s = 0.0
@@ -100,10 +109,6 @@ class Scheduler:
         self.rate_limited = False
         self.lagging = set()          # connections kept above their class
         self.rules_due = False        # ... one of them may drop now
-        # measuring knob: hold what strict priority starves at the
-        # senders under policies that only order coflows too (_pace)
-        self.hold_starved = bool(os.environ.get('NETSCHED_HOLD_STARVED'))
-        self.release_floor = bool(os.environ.get(FLOOR_RELEASE_ENV))
         self.dirty = False
         self.dirty_since = None
         self.recheck_at = None
@@ -267,7 +272,7 @@ class Scheduler:
     def _set_shifts(self, now, shifts, out):
         """Changed time shifts (CASSINI): to the agents of the jobs'
         hosts, which start those jobs' iterations on the shifted grid
-        (workload.shifts.gate); a job no longer shifted is released
+        (host.shifts.gate); a job no longer shifted is released
         (None)."""
         want = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
         changed = {j: v for j, v in want.items() if self.shifts.get(j) != v}
@@ -355,9 +360,9 @@ class Scheduler:
         (three ring jobs: SEBF 9.7% vs 11.3%, Sincronia 9.5% vs 11.8%,
         FIFO 19.6% vs 17.0% per coflow, without vs with), and the
         allocation at every decision doubled the controller's decision
-        time with 10 jobs under SEBF. NETSCHED_HOLD_STARVED (a measuring
-        knob, README "What the emulator resolves") holds them all the
-        same (``hold_only``: the rest go unlimited)."""
+        time with 10 jobs under SEBF. The measuring knob
+        ``scheduler.hold_starved`` (README "What the emulator resolves")
+        holds them all the same (``hold_only``: the rest go unlimited)."""
         # one flow per connection: the transfer its sender writes. The
         # others in flight on it are written whole and only drain; as
         # flows of their own they took shares of the link that the
@@ -436,6 +441,9 @@ class Scheduler:
 
     # --- what `netsched status` shows ---------------------------------------
     def status(self):
+        """The scheduler's state for the `decision` request (what
+        `netsched status` prints): classes and rates per coflow and
+        connection, the rules per switch."""
         d = self.demand
         flying = [d.sends[i] for i in sorted(d.in_flight)]
         cof = {}

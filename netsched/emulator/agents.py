@@ -24,13 +24,13 @@ class AgentFailed(NetschedError):
 
 
 def agent_command(sock_path, host, python=sys.executable):
-    return [python, '-m', 'netsched.emulator.agent', '--socket', sock_path,
+    return [python, '-m', 'netsched.host.agent', '--socket', sock_path,
             '--host', host]
 
 
 def hand_command(sock_path, host):
     """The shell command that starts the agent of ``host`` by hand."""
-    return 'PYTHONPATH=%s python3 -m netsched.emulator.agent --socket %s ' \
+    return 'PYTHONPATH=%s python3 -m netsched.host.agent --socket %s ' \
         '--host %s' % (ROOT, sock_path, host)
 
 

@@ -59,6 +59,23 @@ class AttachedFabric:
                               'ranks with %s (netsched controller '
                               '--class-map)' % (where, exp.class_map,
                                                 running))
+        # the measuring knobs: the controller's must be the experiment's;
+        # the hosts' were set by whoever brought the fabric up
+        want = exp.knobs.scheduler()
+        running = st.get('scheduler') or {}
+        for k in sorted(want):
+            if bool(running.get(k)) != want[k]:
+                raise ConfigError('%s: scheduler.%s %s, but the controller '
+                                  'runs with %s (netsched controller --%s)'
+                                  % (where, k, str(want[k]).lower(),
+                                     str(bool(running.get(k))).lower(),
+                                     k.replace('_', '-')))
+        if any(v for k, v in exp.knobs.host_tcp().items()):
+            raise ConfigError('%s: emulator.tcp (but congestion_control) and '
+                              'emulator.host_sysctl are set up with the '
+                              'fabric; an attached fabric was brought up '
+                              'without them: run without --attach'
+                              % where)
         if abs(st['scale'] - exp.scale) > 1e-9 * exp.scale:
             raise ConfigError('%s: scale %g, but the controller was started'
                               ' with scale %g (netsched controller --scale)'

@@ -10,33 +10,55 @@ import time
 from . import runstate
 from .. import ROOT
 from ..control.channel import ControlClient, fabric_description
-from ..errors import NetschedError
+from ..errors import ConfigError, NetschedError
+from ..spec import IMPORT_DIR_ENV
 
 CONTROLLER_APP = os.path.join(ROOT, 'controllers', 'netsched_app.py')
 CONTROLLER_LAUNCHER = os.path.join(ROOT, 'controllers', 'launch.py')
 START_TIMEOUT_S = 20.0
+# the frameworks the app loads under (controllers/sdn_framework.py)
+FRAMEWORKS = ('ryu', 'os-ken')
+DEFAULT_FRAMEWORK = 'ryu'
 
 
-def ryu_command(port, host=None):
-    """The command line that runs netsched's app in Ryu."""
+def check_framework(name):
+    """A framework name the launcher knows, or a ConfigError."""
+    if name not in FRAMEWORKS:
+        raise ConfigError('framework must be one of %s, got %r'
+                          % (', '.join(FRAMEWORKS), name))
+    return name
+
+
+def ryu_command(port, host=None, framework=DEFAULT_FRAMEWORK):
+    """The command line that runs netsched's app: ryu-manager's (the
+    launcher's default) or, with framework 'os-ken', os-ken's."""
     args = [sys.executable, CONTROLLER_LAUNCHER]
+    if check_framework(framework) != DEFAULT_FRAMEWORK:
+        args += ['--framework', framework]
     if host:
         args += ['--ofp-listen-host', host]
     return args + ['--ofp-tcp-listen-port', str(port), CONTROLLER_APP]
 
 
 def ryu_env(desc_path):
-    return dict(os.environ, NETSCHED_FABRIC=desc_path,
-                PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    # the controller runs in the run's folder: a policy named by module
+    # path is looked for where netsched was started, as in this process
+    env = dict(os.environ, NETSCHED_FABRIC=desc_path,
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    env[IMPORT_DIR_ENV] = os.environ.get(IMPORT_DIR_ENV) or os.getcwd()
+    return env
 
 
 class ControllerProcess:
-    """The Ryu app for one fabric, run in ``state``'s directory."""
+    """The controller app for one fabric, run in ``state``'s directory
+    under ``framework`` ('ryu' or 'os-ken')."""
 
     def __init__(self, state, g, queues, scale=1.0, policy=None,
                  policy_params=None, decision_log=None, circuits=None,
-                 class_map=None):
+                 class_map=None, scheduler=None,
+                 framework=DEFAULT_FRAMEWORK):
         self.state = state
+        self.framework = check_framework(framework)
         self.socket_path = os.path.join(state.dir, 'ctl.sock')
         self.desc = fabric_description(g, queues, self.socket_path,
                                        policy=policy,
@@ -44,7 +66,8 @@ class ControllerProcess:
                                        scale=scale,
                                        decision_log=decision_log,
                                        circuits=circuits,
-                                       class_map=class_map)
+                                       class_map=class_map,
+                                       scheduler=scheduler)
         self.proc = None
         self.log_path = os.path.join(state.dir, 'ryu.log')
 
@@ -57,7 +80,7 @@ class ControllerProcess:
             json.dump(self.desc, f)
         with open(self.log_path, 'w') as logf:
             self.proc = subprocess.Popen(
-                ryu_command(port, '127.0.0.1'), stdout=logf,
+                ryu_command(port, '127.0.0.1', self.framework), stdout=logf,
                 stderr=subprocess.STDOUT, env=ryu_env(desc_path),
                 start_new_session=True, cwd=self.state.dir)
         self._start_time = runstate.proc_start(self.proc.pid)

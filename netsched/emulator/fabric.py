@@ -53,6 +53,13 @@ class Fabric:
                     lines), or None
       circuits      a hybrid fabric's circuit scheduler, (name, params)
                     (netsched.circuits), or None: no circuit ever
+      scheduler     the controller scheduler's measuring knobs
+                    ({'floor_release', 'hold_starved'}), or None: off
+      framework     the SDN framework the controller app runs under:
+                    'ryu' (the default) or 'os-ken'
+      host_tcp      the hosts' measuring knobs (interfaces.host_commands:
+                    minimum RTO, initial and clamped window, sysctls),
+                    or None: none
     """
 
     def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
@@ -61,7 +68,8 @@ class Fabric:
                  log=None,
                  run_id=None, ready_timeout_s=60.0, policy=None,
                  policy_params=None, decision_log=None, circuits=None,
-                 class_map=None):
+                 class_map=None, scheduler=None, host_tcp=None,
+                 framework='ryu'):
         if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
                               '(Mininet links stop at 1 Gbit/s)' % (link_mbps,))
@@ -82,6 +90,9 @@ class Fabric:
         self.decision_log = decision_log
         self.circuits = circuits
         self.class_map = class_map      # how ranks map onto the classes
+        self.scheduler_knobs = scheduler
+        self.framework = framework
+        self.host_tcp = host_tcp
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
         self.run_id = run_id or time.strftime('%Y%m%d-%H%M%S-') + \
@@ -160,13 +171,14 @@ class Fabric:
             self.controller = ControllerProcess(
                 self.state, self.g, self.queues, self.scale, self.policy,
                 self.policy_params, self.decision_log, self.circuits,
-                self.class_map)
+                self.class_map, self.scheduler_knobs,
+                framework=self.framework)
             self.controller.start(port)
         self.timings['controller_s'] = time.monotonic() - t0
 
         class Controller(RemoteController):
             # Mininet probes with telnet and can choke on Ryu's binary
-            # HELLO (DESIGN.md); we check the controller ourselves.
+            # HELLO (docs/emulation.md); we check the controller ourselves.
             def checkListening(self):
                 pass
 
@@ -185,7 +197,8 @@ class Fabric:
         self.timings['mininet_s'] = time.monotonic() - t1
         t2 = time.monotonic()
         interfaces.configure(self.net, self.g, self.scale, self.queues,
-                             self.mtu, self.queue_packets, self.fair_queues)
+                             self.mtu, self.queue_packets, self.fair_queues,
+                             self.host_tcp)
         interfaces.static_arp(self.net, self.g)
         self.timings['interfaces_s'] = time.monotonic() - t2
         t3 = time.monotonic()

@@ -3,6 +3,7 @@
 priority trees on every link egress, per-host TCP settings and static
 ARP. One batch per namespace, one for the root namespace."""
 import os
+import shlex
 import subprocess
 import tempfile
 
@@ -25,25 +26,54 @@ def iface_script(intfs, queues, mtu, queue_packets, fair_queues):
     return sh, lines
 
 
-def route_options():
-    """Per-route TCP settings for every host, from the measuring knobs
-    NETSCHED_RTO_MIN_MS (minimum retransmission timeout),
-    NETSCHED_INITCWND (initial congestion window, packets) and
-    NETSCHED_CWND_CLAMP (the most packets a connection may have in
-    flight: ``cwnd lock``); '' when none is set."""
+# what a host's set-up prints when a measuring knob did not take (a
+# sysctl the kernel refused, a route it would not change)
+KNOB_FAILED = 'netsched-knob-failed:'
+
+
+def route_options(rto_min_ms=None, initcwnd=None, cwnd_clamp=None):
+    """Per-route TCP settings for every host, from the experiment's
+    measuring knobs ``emulator.tcp``: ``rto_min_ms`` (minimum
+    retransmission timeout), ``initcwnd`` (initial congestion window,
+    packets) and ``cwnd_clamp`` (the most packets a connection may have
+    in flight: ``cwnd lock``); '' when none is set."""
     opts = []
-    if os.environ.get('NETSCHED_RTO_MIN_MS'):
-        opts.append('rto_min %dms' % int(os.environ['NETSCHED_RTO_MIN_MS']))
-    if os.environ.get('NETSCHED_INITCWND'):
-        opts.append('initcwnd %d' % int(os.environ['NETSCHED_INITCWND']))
-    if os.environ.get('NETSCHED_CWND_CLAMP'):
-        opts.append('cwnd lock %d' % int(os.environ['NETSCHED_CWND_CLAMP']))
+    if rto_min_ms:
+        opts.append('rto_min %dms' % int(rto_min_ms))
+    if initcwnd:
+        opts.append('initcwnd %d' % int(initcwnd))
+    if cwnd_clamp:
+        opts.append('cwnd lock %d' % int(cwnd_clamp))
     return ' '.join(opts)
 
 
-def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
+def host_commands(host_tcp=None):
+    """Shell lines that set up TCP in one host's namespace: what every
+    run has, then the experiment's measuring knobs (``host_tcp``:
+    {'rto_min_ms', 'initcwnd', 'cwnd_clamp', 'sysctl': ((key, value),
+    ...)}, pipeline.knobs.Knobs.host_tcp; None: none). A knob the kernel
+    refuses prints KNOB_FAILED, which fails the set-up."""
+    t = host_tcp or {}
+    # a persistent connection that idles between transfers (gradient
+    # exchanges) keeps its window, as data-center training stacks are
+    # set up to; per network namespace
+    sh = ['sysctl -qw net.ipv4.tcp_slow_start_after_idle=0']
+    for k, v in t.get('sysctl', ()):
+        kv = shlex.quote('%s=%s' % (k, v))
+        sh.append('sysctl -qw %s || echo %s %s' % (kv, KNOB_FAILED, kv))
+    opts = route_options(t.get('rto_min_ms'), t.get('initcwnd'),
+                         t.get('cwnd_clamp'))
+    if opts:
+        sh.append('ip route show | while read r; do ip route change $r %s '
+                  '|| echo %s route; done' % (opts, KNOB_FAILED))
+    return sh
+
+
+def configure(net, g, scale, queues, mtu, queue_packets, fair_queues,
+              host_tcp=None):
     """Configure every interface of the fabric ``net`` built from ``g``;
-    link rates are capacity_bps / scale."""
+    link rates are capacity_bps / scale. ``host_tcp``: the measuring
+    knobs set in every host (host_commands)."""
     per_node = {}
     for u, v, d in g.edges(data=True):
         rate = d['capacity_bps'] / scale
@@ -55,19 +85,7 @@ def configure(net, g, scale, queues, mtu, queue_packets, fair_queues):
         sh, lines = iface_script(intfs, queues, mtu, queue_packets,
                                  fair_queues)
         if g.nodes[n]['role'] == topo.HOST:
-            # a persistent connection that idles between transfers
-            # (gradient exchanges) keeps its window, as data-center
-            # training stacks are set up to; per network namespace
-            sh.append('sysctl -qw net.ipv4.tcp_slow_start_after_idle=0')
-            # measuring knob: NETSCHED_HOST_SYSCTL='key=value ...' (e.g.
-            # net.ipv4.tcp_early_retrans=0), set in every host's namespace
-            for kv in os.environ.get('NETSCHED_HOST_SYSCTL', '').split():
-                sh.append('sysctl -qw %s' % kv)
-            opts = route_options()
-            if opts:
-                sh.append('ip route show | while read r; do ip route change '
-                          '$r %s; done' % opts)
-            _run_in_host(net.get(n), sh, lines)
+            _run_in_host(net.get(n), sh + host_commands(host_tcp), lines)
         else:
             root_sh += sh
             root_tc += lines
@@ -94,6 +112,10 @@ def _run_in_host(h, sh, lines):
         os.unlink(f.name)
     if 'rc=0' not in out:
         raise NetschedError('tc set-up failed in host %s: %s'
+                            % (h.name, out.strip()[-300:]))
+    if KNOB_FAILED in out:
+        raise NetschedError('a measuring knob (emulator.tcp, host_sysctl) '
+                            'did not take in host %s: %s'
                             % (h.name, out.strip()[-300:]))
 
 

@@ -1,5 +1,5 @@
 """Open vSwitch daemon checks, and the shared send buffer of its
-userspace datapath (DESIGN.md: every packet of every bridge leaves
+userspace datapath (docs/emulation.md: every packet of every bridge leaves
 through one AF_PACKET socket; when its send buffer fills, OVS drops
 packets on all ports)."""
 import ctypes

@@ -1,5 +1,5 @@
 """The emulator backend: a coordinator in the root namespace, one agent
-per emulated host (netsched.emulator.agent), real TCP through the fabric,
+per emulated host (netsched.host.agent), real TCP through the fabric,
 and the policy run by the controller.
 
 The coordinator only orchestrates: it brings the fabric up with the
@@ -99,7 +99,9 @@ class Coordinator:
                 'listen_port': taskgraph.AGENT_PORT,
                 'controller': self.fab.socket_path if self.fab.policy
                 else None, 'run': self.fab.run_id,
-                'tcp_cc': os.environ.get('NETSCHED_CC')}
+                # measuring knobs the agents apply (pipeline.knobs)
+                'tcp_cc': self.exp.knobs.congestion_control,
+                'drain': self.exp.knobs.drain}
 
     def start_agents(self, out_dir=None):
         """Launch the agents in their hosts (or, without ``out_dir``,
@@ -395,7 +397,9 @@ def run(exp, log_path, say, attach=None, bar=None):
                         fair_queues=exp.fair_queues, log=say,
                         policy=exp.policy, policy_params=exp.policy_params,
                         decision_log=decision_log, circuits=exp.circuits,
-                        class_map=exp.class_map)
+                        class_map=exp.class_map,
+                        scheduler=exp.knobs.scheduler(),
+                        host_tcp=exp.knobs.host_tcp())
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,
                   seed=exp.seed, link_mbps=link_mbps)

@@ -1,11 +1,14 @@
 """What a run created, recorded before it creates it, so that a run
 that was killed can be cleaned up later by exact name and process id.
 
-A run's record is /run/netsched/runs/<run id>/state.json:
+A run's record is /run/netsched/runs/<run id>/state.json (the folder:
+NETSCHED_RUNS_DIR):
   {"run_id", "owner_pid", "owner_start", "bridges": [...],
    "interfaces": [...], "pids": [{"pid", "start", "what"}], "files": [...]}
 Processes are identified by pid *and* start time (field 22 of
-/proc/PID/stat), so a recycled pid is never killed.
+/proc/PID/stat), so a recycled pid is never killed. The run's controller
+listens on ctl.sock in the same folder; `netsched status` finds a live
+run's controller there (live_runs).
 """
 import json
 import os
@@ -17,6 +20,7 @@ import time
 from . import ovs
 
 RUNS_DIR = os.environ.get('NETSCHED_RUNS_DIR', '/run/netsched/runs')
+SOCKET_NAME = 'ctl.sock'        # a run's control socket, in its folder
 
 
 def proc_start(pid):
@@ -106,6 +110,11 @@ class RunState:
     def owner_alive(self):
         return alive(self.data['owner_pid'], self.data['owner_start'])
 
+    @property
+    def socket(self):
+        """The run's control socket (there while its controller runs)."""
+        return os.path.join(self.dir, SOCKET_NAME)
+
     def remove_leftovers(self):
         """Stop recorded processes, delete recorded bridges, interfaces
         and files; returns a description of what was found."""
@@ -156,6 +165,14 @@ def recorded_runs(runs_dir=None):
         if os.path.exists(path):
             runs.append(RunState.load(path))
     return runs
+
+
+def live_runs(runs_dir=None):
+    """The recorded runs whose owner process is alive, the newest (the
+    latest started owner) first."""
+    return sorted((st for st in recorded_runs(runs_dir) if st.owner_alive()),
+                  key=lambda st: st.data.get('owner_start') or 0,
+                  reverse=True)
 
 
 def clean(runs_dir=None, log=print):

@@ -1,24 +1,17 @@
 """The tc trees that carry netsched's priority classes on every link
 egress of the emulated fabric (classes and DSCP: netsched.qos).
 
-Each egress interface gets an htb tree (measured in DESIGN.md, the only
-strict priority that works with OVS's userspace datapath): a root class
-at the link rate and one child per class with no usable guaranteed rate
-(1 byte/s, a 1-byte bucket), ceil = link rate and htb ``prio c``. htb
-lends spare bandwidth in prio order, which is strict priority, and it is
-work-conserving.
+Each egress interface gets an htb tree (the only strict priority
+measured to work with OVS's userspace datapath: docs/emulation.md): a
+root class at the link rate and one child per class with no usable
+guaranteed rate (1 byte/s, a 1-byte bucket), ceil = link rate and htb
+``prio c``. htb lends spare bandwidth in prio order, which is strict
+priority, and it is work-conserving.
 
-Why no guaranteed rate: htb serves a class that is within its own
-guaranteed rate before it lends anything, whatever the prio. With 0.5%
-of the link and an 18 KB bucket per class (as before 2026-11-25), a
-class that had been idle sent its next two packets ahead of every higher
-class. A connection moved to a lower class had its first packets there
-overtake its own earlier ones still queued in the higher class: the
-receiver saw a hole and the sender retransmitted what was only queued
-(packet captures, FIFO on two ring jobs: 26-29 retransmissions per run,
-and a coflow at twice its time). Now a class can go ahead of a higher one
-by one packet once per run (htb starts every bucket full) and then not
-for a minute (htb's token floor).
+Why no guaranteed rate: htb serves a class within its guaranteed rate
+before it lends anything, whatever the prio, so an idle low class with a
+real guarantee sends ahead of higher ones and a demoted connection's
+packets overtake its own (spurious retransmissions; docs/emulation.md).
 
 A pfifo leaf under every class bounds its queue; u32 filters on the TOS
 byte pick the class. Everything is emitted as ``tc -batch`` lines.

@@ -17,9 +17,11 @@ import os
 import dataclasses
 from dataclasses import dataclass, field
 
-from .. import qos
+from .. import ROOT, qos
 from .. import topology as topo
 from ..errors import ConfigError, TopologyError
+from . import knobs
+from .knobs import Knobs
 
 BACKENDS = ('emu', 'sim')
 PATTERNS = ('ring', 'ps')
@@ -27,15 +29,19 @@ PLACEMENTS = ('random', 'packed')
 # the order in which a connection's ready sends go: as they became ready
 # (back-propagation order), front layers first (P3), in Prophet's
 # gradient blocks, or through a ByteScheduler-like per-worker queue
-# under a byte credit (the last two: workload.prophet)
+# under a byte credit (the last two: host.prophet)
 SEND_ORDERS = ('ready', 'priority', 'prophet', 'bytescheduler')
 # a job's Prophet knobs (``prophet: {...}``) and their defaults
-# (workload.prophet; the policy prophet has the same)
+# (host.prophet; the policy prophet has the same)
 PROPHET_KNOBS = {'profile_iterations': 2, 'credit_mb': 4.0}
 # a job's ByteScheduler knobs (``bytescheduler: {...}``; the partition
 # size is its slice_mb); the policy bytescheduler has the same default
 BYTESCHEDULER_KNOBS = {'credit_mb': 4.0}
 EMU_MAX_QUEUES = 8
+INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
+# an experiment meant for the emulator decides on no less data than this
+# many initial windows at its scale, on both backends (docs/fidelity.md)
+THRESHOLD_FLOOR_WINDOWS = 2
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,52 @@ class TraceSpec:
                                       # 0 if skip > 0, else the file's)
 
 
+# Where a trace is: ``--trace PATH`` wins; else the file's trace.path, an
+# absolute path or a name looked for beside the experiment file, then in
+# $NETSCHED_TRACE (the trace file, or a folder of traces), then in the
+# checkout's data/ folder. Nothing else reads NETSCHED_TRACE.
+TRACE_ENV = 'NETSCHED_TRACE'
+TRACE_DIR = os.path.join(ROOT, 'data')
+TRACE_HELP = ('give --trace PATH, or set %s to the trace file or its folder '
+              '(experiments/README.md, "Traces")' % TRACE_ENV)
+
+
+def trace_places(name, base):
+    """Where the trace ``name`` (an experiment file's trace.path, the
+    file in folder ``base``) is looked for, in order: [(path or None,
+    what the place is)]; a path of None is a setting that cannot hold it
+    (said in the second part)."""
+    if os.path.isabs(name):
+        return [(name, name)]
+    here = os.path.join(base, name)
+    out = [(here, here)]
+    env = os.environ.get(TRACE_ENV)
+    if not env:
+        out.append((None, '$%s (not set)' % TRACE_ENV))
+    elif os.path.isdir(env):
+        out.append((os.path.join(env, name), '$%s=%s' % (TRACE_ENV, env)))
+    elif os.path.basename(env) == os.path.basename(name):
+        out.append((env, '$%s=%s' % (TRACE_ENV, env)))
+    else:                 # a file of another name is another trace
+        out.append((None, '$%s=%s (%s)' % (
+            TRACE_ENV, env, 'another file name' if os.path.exists(env)
+            else 'no such file or folder')))
+    data = os.path.join(TRACE_DIR, name)
+    out.append((data, data))
+    return out
+
+
+def find_trace(name, base, where='trace'):
+    """The trace file an experiment names (``trace_places``), or a
+    ConfigError that says where it looked and how to point at it."""
+    places = trace_places(name, base)
+    for path, _ in places:
+        if path is not None and os.path.isfile(path):
+            return path
+    raise ConfigError('%s: no such file %r; looked in %s; %s' % (
+        where, name, ', '.join(what for _, what in places), TRACE_HELP))
+
+
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -114,6 +166,12 @@ class Experiment:
     # the simulator's packets: none (fluid), dc (MTU-byte packets at
     # the topology's rates), emulated (the emulator's: MTU x scale)
     sim_packets: str = 'none'
+    # the measuring knobs (emulator, scheduler, simulator blocks;
+    # pipeline.knobs)
+    knobs: Knobs = Knobs()
+    # (windows, floor bytes, (param, old MB, new MB) or None): the
+    # policy's finest threshold as raised for the emulator
+    threshold_floor: tuple = (0.0, 0.0, None)
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
@@ -480,7 +538,11 @@ SIM_PACKETS = ('none', 'dc', 'emulated')
 
 
 def from_dict(d, path=None, backend=None, policy=None, trace=None,
-              circuits=None, sim_packets=None):
+              circuits=None, sim_packets=None, environ=None):
+    """The experiment of mapping ``d``, checked. ``environ``: where the
+    measuring knobs' environment overrides are read (pipeline.knobs;
+    None: os.environ)."""
+    d, env_knobs = knobs.apply_environment(d, environ)
     where = path or 'experiment'
     c = _Checker(where, d)
     name = c.string('name', os.path.splitext(os.path.basename(path))[0]
@@ -574,7 +636,14 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     if pname in per:
         params = dict(per[pname], **params)
     label = label or pname
-    policies.make(pname, params, where='%s: policy' % where)
+    made = policies.make(pname, params, where='%s: policy' % where)
+    windows = c.num('threshold_floor_windows', THRESHOLD_FLOOR_WINDOWS,
+                    minimum=0)
+    # the file's own backend, not --backend: the simulator's run of an
+    # emulator experiment is its reference and must decide alike
+    floor = windows * INITIAL_WINDOW * mtu * scale \
+        if d.get('backend', 'emu') == 'emu' else 0.0
+    params, raised = type(made).floor_params(params, floor)
     circuits = _circuits(c, g, where, circuits)
 
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
@@ -608,17 +677,19 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
 
     tr = None
     raw_tr = c.get('trace')
+    if isinstance(raw_tr, str):            # trace: NAME, no other keys
+        raw_tr = {'path': raw_tr}
     if trace is not None:
         raw_tr = dict(raw_tr or {}, path=trace)
-        tbase = os.getcwd()
-    else:
-        tbase = base
     if raw_tr is not None:
         tc = _Checker('%s: trace' % where, raw_tr)
         tpath = tc.string('path', required=True)
-        tpath = tpath if os.path.isabs(tpath) else os.path.join(tbase, tpath)
-        if not os.path.isfile(tpath):
-            tc.fail('path', 'no such file: %s' % tpath)
+        if trace is not None:              # --trace: as given, no search
+            tpath = os.path.abspath(tpath)
+            if not os.path.isfile(tpath):
+                raise ConfigError('--trace %s: no such file' % trace)
+        else:
+            tpath = find_trace(tpath, base, '%s: trace: path' % where)
         start = tc.num('start_s', None, minimum=0)
         tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
                        float(tc.num('time_scale', 1.0, positive=True)),
@@ -633,6 +704,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
         tc.done()
     if not jobs and not tuning and tr is None:
         c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')
+    measuring = knobs.parse(c, env_knobs)
     c.done()
     return Experiment(name=name, path=path, topology=spec,
                       link_bps=float(link_bps), scale=float(scale),
@@ -645,4 +717,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),
                       timeout_s=timeout_s, circuits=circuits,
-                      sim_packets=sim_packets, raw=d)
+                      knobs=measuring,
+                      sim_packets=sim_packets,
+                      threshold_floor=(float(windows), float(floor), raised),
+                      raw=d)

@@ -98,8 +98,9 @@ def argv_text(v):
 
 def running_policy(d, policy=None):
     """The policy name an experiment mapping runs (``--policy`` wins)."""
-    if policy:
-        return str(policy).split(':', 1)[0]
+    if policy:                  # package.module:Class keeps its class
+        from ..policies import parse_spec
+        return parse_spec(policy)[0]
     pol = d.get('policy', 'fair') if isinstance(d, dict) else 'fair'
     if isinstance(pol, dict):
         return pol.get('name')

@@ -64,14 +64,47 @@ def check(exp, traces=None):
     return g, traced, plan
 
 
-def versions():
+# distributions whose versions a run records, where installed (Ryu or
+# its fork os-ken runs the emulator's controller)
+PACKAGES = ('numpy', 'networkx', 'matplotlib', 'PyYAML', 'ryu', 'os-ken',
+            'eventlet', 'mininet')
+
+
+def versions(backend=None):
+    """netsched's, Python's and the main packages' versions (those
+    installed); with ``backend`` emu also Open vSwitch's, asked of
+    ovs-vswitchd (the simulator never runs an OVS command)."""
+    from importlib import metadata
     out = {'netsched': __version__, 'python': platform.python_version()}
-    for mod in ('numpy', 'networkx', 'matplotlib', 'yaml'):
+    for dist in PACKAGES:
         try:
-            out[mod] = __import__(mod).__version__
-        except ImportError:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    if backend == 'emu':
+        try:
+            r = subprocess.run(['ovs-vswitchd', '--version'],
+                               capture_output=True, text=True, timeout=5)
+            line = r.stdout.splitlines()[0] if r.stdout else ''
+            if r.returncode == 0 and line:
+                out['openvswitch'] = line.split()[-1]
+        except (OSError, subprocess.SubprocessError):
             pass
     return out
+
+
+def check_out(out_dir, force=False):
+    """A run's or a crosscheck's --out: a new or empty folder, or with
+    ``force`` any folder (its files of the same names are replaced);
+    otherwise a ConfigError that names it. Nothing is written."""
+    if out_dir is None or not os.path.exists(out_dir):
+        return
+    if not os.path.isdir(out_dir):
+        raise ConfigError('--out %s: exists and is not a folder' % out_dir)
+    if os.listdir(out_dir) and not force:
+        raise ConfigError('--out %s: exists and is not empty; choose another '
+                          'folder, or give --force to write into it'
+                          % out_dir)
 
 
 def default_out(exp):
@@ -89,6 +122,11 @@ def meta(exp, wall_s=None):
             'emulated_link_bps': exp.link_bps / exp.scale,
             'queues': 'exact' if exp.queues is None else exp.queues,
             'class_map': exp.class_map,
+            'knobs': exp.knobs.record(),
+            'threshold_floor': {
+                'windows': exp.threshold_floor[0],
+                'bytes': exp.threshold_floor[1],
+                'raised': list(exp.threshold_floor[2] or ()) or None},
             'units': {'time': 's (data-center = emulated)',
                       'bytes': 'B, data-center (emulated = bytes / scale)',
                       'rate': 'bit/s, data-center (emulated = / scale)'}}
@@ -99,17 +137,22 @@ def prepare(exp, out_dir):
     raw = dict(exp.raw or {})
     raw.update(backend=exp.backend, policy=dict(exp.policy_params,
                                                 name=exp.policy))
-    if exp.trace:
-        raw['trace'] = {'path': exp.trace.path, 'limit': exp.trace.limit,
-                        'time_scale': exp.trace.time_scale}
+    if exp.trace:          # the file found, its other keys as read
+        t = exp.trace
+        raw['trace'] = {'path': t.path, 'limit': t.limit,
+                        'time_scale': t.time_scale, 'skip': t.skip,
+                        'size_scale': t.size_scale, 'racks': t.racks,
+                        'start_s': t.start_s}
     with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:
         yaml.safe_dump(raw, f, sort_keys=False)
 
 
-def execute(exp, out_dir=None, say=print, plots=True, attach=None):
+def execute(exp, out_dir=None, say=print, plots=True, attach=None,
+            command=None):
     """Run one experiment; returns (out_dir, summary). ``attach``: the
     socket of a running controller whose fabric to run on (emulator);
-    it is checked before anything is written."""
+    it is checked before anything is written. ``command``: the command
+    line run.json records (default: this process's)."""
     if attach:
         if exp.backend != 'emu':
             raise ConfigError('%s: --attach runs on the emulator, not on '
@@ -124,6 +167,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     say('%s: backend %s, policy %s, seed %d -> %s'
         % (exp.name, exp.backend, exp.policy_label or exp.policy, exp.seed,
            out_dir))
+    for line in exp.knobs.environment_lines():
+        say(line)
     bar = _work_bar('%s %s' % (exp.backend, exp.policy_label or exp.policy),
                     'flow' if exp.backend == 'sim' else 'transfer')
     try:
@@ -140,8 +185,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None):
     with open(os.path.join(out_dir, 'run.json'), 'w') as f:
         json.dump({'seed': exp.seed, 'backend': exp.backend,
                    'policy': exp.policy, 'wall_s': wall,
-                   'commit': commit(), 'versions': versions(),
-                   'command': sys.argv,
+                   'commit': commit(), 'versions': versions(exp.backend),
+                   'command': list(command or sys.argv), 'knobs': exp.knobs.record(),
                    'backend_info': info}, f, indent=1)
     m = metrics.from_log(log_path)
     summary = metrics.summarize(m, meta(exp))
@@ -178,14 +223,18 @@ def table(summary):
             lines.append('%-16s %10s %6d %12s %12s %12s' % (
                 j, _f(r['jct_s'], 3), r['iterations'], _f(it['mean'], 1, 1e3),
                 _f(it['p50'], 1, 1e3), _f(it['p99'], 1, 1e3)))
+        lines.append('jobs: %d done of %d, average JCT %s s'
+                     % (tot['jobs_done'], len(summary['jobs']),
+                        _f(tot['avg_jct_s'], 3)))
     if summary['coflows']:
         lines.append('coflows: %d done of %d, average CCT %s s, p95 %s s'
                      % (tot['coflows_done'], len(summary['coflows']),
                         _f(tot['avg_cct_s'], 4), _f(tot['p95_cct_s'], 4)))
     if summary['stages']:
-        lines.append('stages: ' + ', '.join(
-            '%s %s s' % (s, _f(r['sct_s'], 3))
-            for s, r in summary['stages'].items()))
+        lines.append('stages: average SCT %s s (%s)' % (
+            _f(tot.get('avg_sct_s'), 3), ', '.join(
+                '%s %s s' % (s, _f(r['sct_s'], 3))
+                for s, r in summary['stages'].items())))
     if summary['links']:
         busiest = max(summary['links'].items(),
                       key=lambda kv: kv[1]['mean_util'])

@@ -7,7 +7,7 @@ import random
 import numpy as np
 
 from ..policies import JobView
-from ..workload.shifts import gate
+from ..host.shifts import gate
 
 
 class TraceDriver:
@@ -75,7 +75,7 @@ def _per_send(tasks, what):
 def _next_send(q):
     """Which of a connection's waiting sends goes next: the lowest
     ``order`` key (a job that sends front layers first), else the first
-    ready; the emulator's agents pick the same (emulator.transport)."""
+    ready; the emulator's agents pick the same (host.transport)."""
     best = 0
     for i, t in enumerate(q):
         if t.order is not None and (q[best].order is None
@@ -192,7 +192,7 @@ class PlanDriver:
     def set_shifts(self, shifts):
         """The policy's time shifts (Decision.job_shift: {job: (shift,
         period, tolerance, max_wait)}): iterations of those jobs start on
-        their grid (workload.shifts.gate), as the emulator's agents start
+        their grid (host.shifts.gate), as the emulator's agents start
         them."""
         shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
         if shifts != self.shifts:
@@ -225,12 +225,12 @@ class PlanDriver:
 
     def _prophet(self, job, host, what, t=None, wake_at=None):
         """An event for the host sender of ``job`` on ``host``
-        (workload.prophet.Sender: Prophet's or the ByteScheduler-like
+        (host.prophet.Sender: Prophet's or the ByteScheduler-like
         one, as the send's ``prophet`` field asks; the emulator's agents
         run the same):
         a gradient send ready (``t``), one done (``t``), or a wake-up it
         asked for; what it releases joins its connection's queue."""
-        from ..workload import prophet
+        from ..host import prophet
         eng = self.eng
         key = (job, host)
         s = self.senders.get(key)

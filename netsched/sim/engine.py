@@ -41,7 +41,8 @@ class Engine:
     The flows are in ``table``, the rate step in ``rates``."""
 
     def __init__(self, net, policy, log, queues=8, resolution_s=1e-6,
-                 rel_tol=1e-3, sample_s=0.1, progress=None, class_map=None):
+                 rel_tol=1e-3, sample_s=0.1, progress=None, class_map=None,
+                 release_floor=False):
         self.net, self.policy, self.log = net, policy, log
         self.resolution_s = resolution_s
         self.progress = progress
@@ -53,7 +54,8 @@ class Engine:
         self._delivered = {}             # connection -> its last delivery
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
-        self.rates = RateSetter(net, policy, self.table, queues, class_map)
+        self.rates = RateSetter(net, policy, self.table, queues, class_map,
+                                release_floor)
         self.links = LinkMeter(net, log, sample_s)
 
     # --- what drivers and the runner read ----------------------------------
@@ -187,7 +189,7 @@ class Engine:
         # behind another flow's reach the next hops bunched and queue
         # there (measured on the emulator's fat-tree: a packet time per
         # such hop), while a flow alone on an idle path gets no lag (a
-        # probe trace, README "What the emulator resolves")
+        # probe trace, docs/emulation.md)
         hop = np.maximum(links, 0)
         full = self.rates.load_bps >= FULL * self.net.capacity
         shared = np.where(links >= 0, busy[hop] - 1, 0)

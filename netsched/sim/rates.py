@@ -9,13 +9,11 @@ explicit rates per flow) stands and only the rates are recomputed
 (back-filling what the flow freed). Policies that say ``'flows'`` (the
 default) are asked at every change.
 """
-import os
-
 import numpy as np
 
 from .. import fluid
-from ..policies import (FLOOR_RELEASE_ENV, Snapshot, asks_per_flow,
-                        coflow_class, flow_priority, with_flow_classes)
+from ..policies import (Snapshot, asks_per_flow, coflow_class,
+                        flow_priority, with_flow_classes)
 
 
 def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
@@ -46,9 +44,12 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
 
 class RateSetter:
     """Sets a FlowTable's rates (``a_key``, ``a_explicit``, ``a_rate``)
-    and the links' load (``load_bps``), asking the policy when it must."""
+    and the links' load (``load_bps``), asking the policy when it must.
+    ``release_floor``: the experiment's ``scheduler.floor_release``, a
+    measuring knob (policies.coflow_class)."""
 
-    def __init__(self, net, policy, flows, queues=8, class_map=None):
+    def __init__(self, net, policy, flows, queues=8, class_map=None,
+                 release_floor=False):
         self.net, self.policy, self.flows = net, policy, flows
         self.queues = queues
         self.class_map = class_map       # policies.CLASS_MAPS, None: default
@@ -63,7 +64,7 @@ class RateSetter:
         # told (now, {coflow name: class}) when coflows change class, as
         # the emulator's controller logs them (the engine's event log)
         self.on_classes = None
-        self.release_floor = bool(os.environ.get(FLOOR_RELEASE_ENV))
+        self.release_floor = bool(release_floor)
 
     def flows_started(self):
         self.must_decide = True

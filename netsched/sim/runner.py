@@ -8,7 +8,6 @@ import time
 from .drivers import PlanDriver, Together, TraceDriver
 from .. import fluid, policies
 from .. import topology as topo
-from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph, trace
 from .engine import Engine
@@ -36,33 +35,14 @@ class Progress:
                      % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
 
 
-SEND_JITTER_ENV = 'NETSCHED_SIM_SEND_JITTER_MS'
-
-
-def send_jitter():
-    """The simulator's send jitter, a measuring knob: (s, seed), (0, 0)
-    without. ``NETSCHED_SIM_SEND_JITTER_MS=MS[,SEED]`` in the environment
-    (sim.drivers.PlanDriver; benchmarks/sensitivity_bench.py sets it)."""
-    v = os.environ.get(SEND_JITTER_ENV, '').strip()
-    if not v:
-        return 0.0, 0
-    parts = v.split(',')
-    try:
-        ms = float(parts[0])
-        seed = int(parts[1]) if len(parts) == 2 else 0
-    except ValueError:
-        ms = -1.0
-    if len(parts) > 2 or not ms >= 0:
-        raise ConfigError('%s: want MS[,SEED] with MS >= 0, got %r'
-                          % (SEND_JITTER_ENV, v))
-    return ms / 1e3, seed
-
-
 def run(exp, log_path, say, bar=None):
     """Run exp on the simulator, the event log into ``log_path``.
     ``bar(done, total)``: the run's progress in flows, where a bar shows
-    it."""
-    jitter, jitter_seed = send_jitter()
+    it. Of the measuring knobs (``exp.knobs``) the simulator takes the
+    send jitter (sim.drivers.PlanDriver; benchmarks/sensitivity_bench.py
+    sets it) and the floor release (sim.rates.RateSetter)."""
+    jitter = exp.knobs.send_jitter_ms / 1e3
+    jitter_seed = exp.knobs.send_jitter_seed
     g = exp.graph()
     net = fluid.Network(g, big_switch=exp.big_switch)
     net.set_packets(exp.packet_bytes)
@@ -100,7 +80,8 @@ def run(exp, log_path, say, bar=None):
         eng = Engine(net, policy, log, queues=exp.queues,
                      sample_s=exp.sample_s, rel_tol=exp.completion_tolerance,
                      progress=Progress(say, total, bar),
-                     class_map=exp.class_map)
+                     class_map=exp.class_map,
+                     release_floor=exp.knobs.floor_release)
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)

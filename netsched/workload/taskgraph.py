@@ -43,7 +43,7 @@ from ..errors import ConfigError
 AGENT_PORT = 7000
 FIRST_SPORT = 20000
 # send orders whose gradient sends go through a host sender
-# (workload.prophet.Sender; the task's ``prophet`` field)
+# (host.prophet.Sender; the task's ``prophet`` field)
 SENDERS = ('prophet', 'bytescheduler')
 
 
@@ -74,7 +74,7 @@ class Task:
         # first), None = in the order they became ready
         self.order = order
         # send: a gradient send that goes through its worker's Prophet
-        # sender (workload.prophet): {'profile_iterations', 'credit_mb',
+        # sender (host.prophet): {'profile_iterations', 'credit_mb',
         # 'anchor': the task whose end begins its backward pass}
         self.prophet = prophet
 
@@ -164,7 +164,8 @@ class Plan:
 
 
 def default_loss(rng):
-    """A synthetic loss curve l(k) = 1/(b0 k + b1) + b2 (POLICIES.md)."""
+    """A synthetic loss curve l(k) = 1/(b0 k + b1) + b2, the form JPAS
+    fits (docs/policies.md)."""
     return (float(rng.uniform(0.01, 0.1)), float(rng.uniform(0.3, 0.6)),
             float(rng.uniform(0.05, 0.5)))
 
@@ -639,12 +640,12 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
 
 def _prophet_knobs(spec):
     """A job's host sender knobs if its gradient sends go through one
-    (workload.prophet.sender_for): Prophet's ({'profile_iterations',
+    (host.prophet.sender_for): Prophet's ({'profile_iterations',
     'credit_mb'}) or the ByteScheduler-like one's ({'mode':
     'bytescheduler', 'credit_mb'}), else None."""
     if spec.send_order not in SENDERS:
         return None
-    from .prophet import CREDIT_MB, PROFILE_ITERATIONS
+    from ..host.prophet import CREDIT_MB, PROFILE_ITERATIONS
     own = dict(spec.prophet or ())
     if spec.send_order == 'bytescheduler':
         return {'mode': 'bytescheduler',

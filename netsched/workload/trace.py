@@ -2,7 +2,7 @@
 
 Line 1: ``<ports> <coflows>``. Then one coflow per line:
 ``<id> <arrival ms> <#mappers> <rack>... <#reducers> <rack>:<MB>...``.
-The conventional reading (CoflowSim's, ../shared/data/README.md): each
+The conventional reading (CoflowSim's, the benchmark's simulator): each
 reducer's MB (2^20 bytes) is split equally over the coflow's mappers,
 one flow per mapper -> reducer pair, all released at the arrival time.
 Bad lines are reported with their line number and the reason.

@@ -50,7 +50,7 @@ def mean(x):
 # Unshifted twins start in lock-step; in the fluid model they stay so
 # (equal shares, no perturbation), on the emulator TCP gives one a few
 # ms more, it starts its next phase earlier, and they drift apart over
-# ~8 iterations (README, "Findings"): compared is the stretch where
+# ~8 iterations (docs/policies.md, cassini): compared is the stretch where
 # they are still in each other's way.
 SETTLED = slice(2, 5)
 

@@ -1,8 +1,11 @@
 """The controller schedules: under SEBF, the class the controller's
 scheduler decided is set by its rule in the ingress switch and seen on
 the wire downstream (scapy on the far switch's ports), while the hosts
-send unmarked; the registered agent is told the same class."""
+send unmarked; the registered agent is told the same class. Every test
+runs with the app under Ryu and again under os-ken."""
+import importlib
 import json
+import os
 import threading
 import time
 
@@ -20,10 +23,18 @@ CONNS = [('hl0', 'hr0', 41001, 5301, 'small/0', 1 * MB),
          ('hl1', 'hr1', 41002, 5302, 'large/0', 10 * MB)]
 
 
-@pytest.fixture(scope='module')
-def fab():
+@pytest.fixture(scope='module', params=['ryu', 'os-ken'])
+def fab(request):
+    framework = request.param
+    try:
+        importlib.import_module(framework.replace('-', '_'))
+    except ImportError:
+        msg = '%s is not installed (tools/bootstrap.sh)' % framework
+        if os.environ.get('CI', '').lower() == 'true':
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
     g = dumbbell(2)
-    f = Fabric(g, link_mbps=20, queues=8, policy='sebf')
+    f = Fabric(g, link_mbps=20, queues=8, policy='sebf', framework=framework)
     with f:
         pids = [(p['pid'], p['start']) for p in f.state.data['pids']]
         yield f

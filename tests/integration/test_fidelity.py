@@ -13,16 +13,15 @@ import pytest
 
 from netsched import events
 from netsched.pipeline import crosscheck, experiment
+from netsched.pipeline.fidelity import POLICIES, TARGET, TIE
 from netsched import topology as topo
 from netsched.emulator import ovs
 from netsched.emulator.mininet_adapter import interfaces
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-POLICIES = ['fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia']
-TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # where the emulator misses the target, the bound that holds, from
-# `make bench-fidelity` (README, "Fidelity"). FIFO's bound was 30% jobs,
+# `make bench-fidelity` (docs/fidelity.md). FIFO's bound was 30% jobs,
 # 75% coflows (a coflow's first window stranded in a starved queue, the
 # retransmission timeout inflated by it and a later tail loss waiting for
 # it; max 23% / 62% over 5 reps with 32-packet queues) until 2026-11-25:
@@ -32,7 +31,7 @@ TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # Without that guarantee, 7 reps on each of d2/d3-ring: max 4.6% jobs,
 # 17.8% coflows; the bound keeps a margin because the timeouts remain
 # (2-10 per run on d3-ring). Aalo decides on less data than the emulator
-# resolves (README, "What the emulator resolves"); its jobs bound was 25%
+# resolves (docs/fidelity.md); its jobs bound was 25%
 # until a CI run of 2026-11-24 measured 32% on d3-ring (eight other runs
 # that evening: 11-17%): zero packets dropped, 163 retransmissions and 5
 # timeouts (3 on bert's hr1), bert's two coflows 3.0x and 4.0x their
@@ -49,7 +48,7 @@ TARGET = {'job jct_s': 0.10, 'coflow cct_s': 0.15}
 # ResNet-50's third coflow for 0.66 s, with one retransmission timeout
 # and no drop counted anywhere; its class (0) was the top one and the
 # rule it left (5) was above BERT's and VGG's, so not a starved queue.
-# Not explained (README, "Fidelity"), so the bound stays at 40 / 50%,
+# Not explained (docs/fidelity.md), so the bound stays at 40 / 50%,
 # which that run exceeds too. Varys had its own bound (20%
 # coflows) until 2026-11-25: the controller gave a share of a connection
 # to every transfer written on it and not yet received; with one flow per
@@ -72,8 +71,8 @@ UNSTABLE = {('fair', 'aalo'), ('fifo', 'aalo'), ('fair', 'fifo')}
 @pytest.mark.parametrize('name', ['d2-ring', 'd3-ring'])
 def test_every_baseline_agrees_across_backends(tmp_path, name):
     path = os.path.join(ROOT, 'experiments', 'fidelity', name + '.yaml')
-    rep = crosscheck.crosscheck(path, POLICIES, str(tmp_path),
-                                say=lambda m: None)
+    rep = crosscheck.crosscheck(path, list(POLICIES), str(tmp_path),
+                                tie=TIE, say=lambda m: None)
     names = set(interfaces(topo.parse_spec(experiment.load(path).topology)))
     why = crosscheck.table(rep)
     assert not set(map(tuple, rep['disagreements'])) - UNSTABLE, why
@@ -81,7 +80,7 @@ def test_every_baseline_agrees_across_backends(tmp_path, name):
     for b in ('sim', 'emu'):
         tot = rep['totals'][b]
         for p in ('sebf', 'varys', 'sincronia'):
-            assert crosscheck.order(tot[p], tot['fair'], 0.05) == -1, why
+            assert crosscheck.order(tot[p], tot['fair'], TIE) == -1, why
     for p in POLICIES:
         for kind, err in rep['errors'][p].items():
             assert err is not None, (p, kind, why)

@@ -48,7 +48,7 @@ def test_jpas_speeds_the_new_job_and_slows_the_old(tmp_path):
 
 # ranked by iteration time: by front-layer latency the emulator cannot
 # tell TensorExpress from p3 (its per-send floor: p3's front layers take
-# 0.055 s emulated against 0.024 s simulated; README, "Seed policies")
+# 0.055 s emulated against 0.024 s simulated; docs/benchmarks.md, "Seed policies")
 @pytest.mark.parametrize('name, pols, metric', [
     ('geryon', ['geryon', 'geryon:classes=1', 'fair'], 'avg_iteration_s'),
     ('tensorexpress', ['tensorexpress', 'p3', 'fair'], 'avg_iteration_s')])

@@ -119,7 +119,7 @@ def test_a_killed_agent_is_reported_and_the_run_cleans_up(tmp_path):
             except (OSError, ValueError):
                 continue
             for info in state.get('pids', []):
-                if 'netsched.emulator.agent' in info['what'] and \
+                if 'netsched.host.agent' in info['what'] and \
                         os.path.exists(os.path.join(run_dir, 'coord.sock')):
                     victim = (info['pid'], info['what'].split(':')[0])
         time.sleep(0.5)

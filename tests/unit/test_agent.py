@@ -4,7 +4,7 @@ import socket
 import threading
 import time
 
-from netsched.emulator import transport as agent
+from netsched.host import transport as agent
 
 
 def _send(size, rate_of):
@@ -68,7 +68,7 @@ def test_zero_means_no_limit():
 
 
 def test_tcp_timeouts_read_from_netstat(tmp_path):
-    from netsched.emulator.transport import tcp_timeouts
+    from netsched.host.transport import tcp_timeouts
     p = tmp_path / 'netstat'
     p.write_text('TcpExt: SyncookiesSent TCPTimeouts TW\n'
                  'TcpExt: 0 17 3\n'
@@ -175,9 +175,8 @@ def _unread_connection(cls, tags=None, drain=None):
     import queue
     started = []
     net = agent.Transport(1.0, dict(cls), {}, queue.Queue(),
-                          lambda t, *a: started.append(t['id']))
-    if drain is not None:
-        net.drain = drain
+                          lambda t, *a: started.append(t['id']),
+                          **({} if drain is None else {'drain': drain}))
     net.set_classes({}, tags or {})
     lst = socket.socket()
     lst.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -195,7 +194,8 @@ def _two_transfers_unread(cls, tags, drain=False):
     a/1 (400 KB) queued on it, with coflow classes ``cls`` and per-send
     tags ``tags``; returns (the socket's TOS once a/1 is being written,
     the TOS once the receiver read it all). Without ``drain`` (the
-    measuring knob NETSCHED_DRAIN=0) a/1 is written as soon as a/0 is."""
+    measuring knob emulator.drain: false) a/1 is written as soon as a/0
+    is."""
     net, started, peer, lst = _unread_connection(cls, tags, drain)
     s = net.out[0][0]
 
@@ -231,7 +231,7 @@ def test_a_connection_keeps_an_unacknowledged_transfers_class():
     other coflows; once a/0 is acknowledged, a/1 goes in its own class.
     The receiver here reads nothing at first, so a/0 stays in the
     sender's socket. (The sender writes a/1 at once only with the
-    measuring knob NETSCHED_DRAIN=0; by default it waits, below.)"""
+    measuring knob emulator.drain: false; by default it waits, below.)"""
     assert _two_transfers_unread({'a/0': 0, 'a/1': 2}, {}) == (
         (8 * 7) << 2, (8 * 5) << 2)            # class 0, then class 2
 

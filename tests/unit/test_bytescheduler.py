@@ -12,7 +12,8 @@ import pytest
 from netsched import policies
 from netsched.pipeline import experiment
 from netsched.errors import ConfigError
-from netsched.workload import prophet, taskgraph
+from netsched.host import prophet
+from netsched.workload import taskgraph
 
 
 def send(i, prio, size, it=0):

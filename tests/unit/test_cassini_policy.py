@@ -12,7 +12,7 @@ from netsched.pipeline import experiment, run
 from netsched.errors import ConfigError
 from netsched.policies import JobView, Snapshot
 from netsched.policies import cassini as cs
-from netsched.workload.shifts import gate
+from netsched.host.shifts import gate
 
 from .decisions import assert_same
 

@@ -60,18 +60,17 @@ def test_delta_keeps_what_grew():
 
 
 def test_route_options_from_the_measuring_knobs(monkeypatch):
+    """emulator.tcp's rto_min_ms, initcwnd and cwnd_clamp (the
+    experiment's measuring knobs, pipeline.knobs); the environment is no
+    longer read here."""
     from netsched.emulator import interfaces
-    monkeypatch.delenv('NETSCHED_RTO_MIN_MS', raising=False)
-    monkeypatch.delenv('NETSCHED_INITCWND', raising=False)
-    monkeypatch.delenv('NETSCHED_CWND_CLAMP', raising=False)
-    assert interfaces.route_options() == ''
     monkeypatch.setenv('NETSCHED_RTO_MIN_MS', '3000')
-    assert interfaces.route_options() == 'rto_min 3000ms'
-    monkeypatch.setenv('NETSCHED_INITCWND', '2')
-    assert interfaces.route_options() == 'rto_min 3000ms initcwnd 2'
-    monkeypatch.setenv('NETSCHED_CWND_CLAMP', '6')
-    assert interfaces.route_options() == \
+    assert interfaces.route_options() == ''
+    assert interfaces.route_options(3000) == 'rto_min 3000ms'
+    assert interfaces.route_options(3000, 2) == 'rto_min 3000ms initcwnd 2'
+    assert interfaces.route_options(3000, 2, 6) == \
         'rto_min 3000ms initcwnd 2 cwnd lock 6'
+    assert interfaces.route_options(cwnd_clamp=6) == 'cwnd lock 6'
 
 
 def test_only_the_fabrics_interfaces_count():

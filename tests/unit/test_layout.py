@@ -3,6 +3,9 @@ every import statement of the package, the controller apps and the
 topology files -- including imports inside functions."""
 import ast
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -15,9 +18,21 @@ BACKENDS = ('netsched.emulator', 'netsched.sim')
 PIPELINE = ('netsched.pipeline',)
 DISPATCH = 'netsched.pipeline.run'
 UI = ('netsched.cli', DISPATCH)
+# the modules that draw: only they import matplotlib. report writes a
+# run's or a sweep's figures; the computing modules (metrics,
+# experiment, stats, sweep, crosscheck, fidelity, run, ...) reach it only
+# inside the function that draws, so computing never loads matplotlib
+PLOTTING = ('netsched.pipeline.plots', 'netsched.pipeline.sweep_plots',
+            'netsched.pipeline.report')
+COMPUTING = ('metrics', 'experiment', 'stats', 'sweep', 'crosscheck',
+             'overrides', 'run', 'fidelity')
 # the pure part of it the experiment loader uses (--set)
 OVERRIDES = 'netsched.pipeline.overrides'
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
+# what runs inside the emulated hosts on whatever Python they have: the
+# standard library and itself only
+HOST = ('netsched.host',)
+NOT_IN_HOSTS = ('numpy', 'networkx', 'yaml', 'scipy', 'matplotlib')
 
 
 def modules(folder):
@@ -80,6 +95,11 @@ def forbidden(name):
         bad |= {'mininet', 'netsched.emulator', 'netsched.control'} | set(UI)
     elif under(name, ('netsched.emulator',)):
         bad |= {'netsched.sim'} | set(UI)
+    elif under(name, HOST):
+        # no numpy, no backend, no pipeline: nothing of netsched but itself
+        bad |= {'mininet'} | set(NOT_IN_HOSTS) | set(BACKENDS) | set(UI) | {
+            'netsched.control', 'netsched.pipeline'} | (
+            {n for n, _ in PACKAGE if n.count('.') == 1} - set(HOST))
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
     elif name == DISPATCH:
@@ -92,6 +112,10 @@ def forbidden(name):
         # nothing below the pipeline reaches up into it
         bad |= {m for m, _ in PACKAGE if under(m, PIPELINE)} - {
             'netsched.pipeline'}
+    if name not in PLOTTING:
+        # computing apart from drawing
+        bad |= {'matplotlib', 'netsched.pipeline.plots',
+                'netsched.pipeline.sweep_plots'}
     return bad
 
 
@@ -132,6 +156,66 @@ def test_few_modules_at_the_top():
     assert len(top) <= 9, top
 
 
+def test_host_modules_run_under_a_plain_interpreter():
+    """Every module of the host package imports under an interpreter
+    without site-packages (``-S``) and with numpy, networkx and yaml
+    made unimportable, loading nothing of netsched outside the package;
+    the agent starts as the emulator starts it (``-m``)."""
+    host = [n for n, _ in PACKAGE if under(n, HOST)]
+    assert {'netsched.host.agent', 'netsched.host.transport',
+            'netsched.host.shifts', 'netsched.host.prophet'} <= set(host)
+    env = {'PYTHONPATH': ROOT, 'PATH': os.environ.get('PATH', '')}
+    plain = [sys.executable, '-S']
+    # the interpreter is plain: numpy is not there to import
+    r = subprocess.run(plain + ['-c', 'import numpy'], env=env, cwd='/',
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and 'numpy' in r.stderr
+    code = textwrap.dedent('''
+        import importlib, sys
+        class Refuse:
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in %r:
+                    raise ImportError('not in the hosts: ' + name)
+        sys.meta_path.insert(0, Refuse())
+        for m in %r:
+            importlib.import_module(m)
+        outside = sorted(m for m in sys.modules if m.startswith('netsched.')
+                         and not m.startswith('netsched.host'))
+        assert not outside, outside
+        print('ok', len(%r))
+        ''' % (NOT_IN_HOSTS, host, host))
+    r = subprocess.run(plain + ['-c', code], env=env, cwd='/',
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith('ok'), r.stderr
+    r = subprocess.run(plain + ['-m', 'netsched.host.agent', '--help'],
+                       env=env, cwd='/', capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and '--socket' in r.stdout, r.stderr
+
+
+def test_computing_loads_no_matplotlib():
+    """Importing any pipeline module but the ones that draw loads no
+    matplotlib, not even through another module (report imported at
+    module level would): the figures are apart from what they show."""
+    mods = [n for n, _ in PACKAGE if under(n, PIPELINE)
+            and n not in PLOTTING]
+    assert {'netsched.pipeline.' + m for m in COMPUTING} <= set(mods)
+    code = textwrap.dedent('''
+        import importlib, sys
+        for m in %r:
+            importlib.import_module(m)
+            drawn = sorted(x for x in sys.modules
+                           if x.split('.')[0] == 'matplotlib')
+            assert not drawn, (m, drawn[:3])
+        import netsched.pipeline.plots
+        assert 'matplotlib' in sys.modules     # the check can see it
+        print('ok')
+        ''' % mods)
+    r = subprocess.run([sys.executable, '-c', code], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == 'ok', r.stderr
+
+
 def test_rules_catch_a_violation():
     """The checker itself: a policy importing the simulator is caught."""
     assert under('netsched.sim.engine', forbidden('netsched.policies.x'))
@@ -152,3 +236,17 @@ def test_rules_catch_a_violation():
                  forbidden('netsched.sim.engine'))
     assert under('netsched.pipeline.experiment',
                  forbidden('netsched.policies.x'))
+    for bad in ('numpy', 'netsched.sim.drivers', 'netsched.emulator.agents',
+                'netsched.control.core', 'netsched.pipeline.run',
+                'netsched.workload.taskgraph', 'netsched.topology'):
+        assert under(bad, forbidden('netsched.host.agent')), bad
+    for ok in ('netsched.host.transport', 'socket', 'json'):
+        assert not under(ok, forbidden('netsched.host.agent')), ok
+    for m in COMPUTING:
+        for bad in ('matplotlib.figure', 'netsched.pipeline.plots',
+                    'netsched.pipeline.sweep_plots'):
+            assert under(bad, forbidden('netsched.pipeline.' + m)), (m, bad)
+    assert not under('matplotlib.figure',
+                     forbidden('netsched.pipeline.sweep_plots'))
+    assert not under('netsched.pipeline.plots',
+                     forbidden('netsched.pipeline.report'))

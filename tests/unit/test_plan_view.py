@@ -150,7 +150,7 @@ def test_the_simulator_shows_policies_jobs_and_urgency(monkeypatch,
 
 
 def test_send_order_priority_sends_front_layers_first_on_both_backends():
-    from netsched.emulator.transport import Transport
+    from netsched.host.transport import Transport
     from netsched.sim.drivers import _next_send
     plan = taskgraph.build(exp(send_order='priority', slice_mb=1.0))
     waiting = [t for t in sends(plan, 'push ') if t.worker == 0][:6]

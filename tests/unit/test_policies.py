@@ -211,7 +211,7 @@ def test_stable_classes_properties_on_random_orders():
 
 
 def test_floor_release_frees_the_first_coflow_at_the_last_class():
-    """release_floor (the backends' measuring knob NETSCHED_FLOOR_RELEASE,
+    """release_floor (the backends' measuring knob scheduler.floor_release,
     README): coflows ranked apart all at the last class (the drift of
     classes that only move down): the first-ranked leaves it, as a new
     coflow would be placed; without it they stay tied."""

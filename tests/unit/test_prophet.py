@@ -1,7 +1,7 @@
 """Prophet's gradient blocks (issue 12) on a hand-made profile."""
 import pytest
 
-from netsched.workload import prophet
+from netsched.host import prophet
 
 MB = 1e6
 # partition: ready (s after backward began), bytes, priority (0 = layer 0)
@@ -283,7 +283,7 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     the ByteScheduler-like sender (whose credit, 8 MB, lets several
     partitions out at once)."""
     from netsched.pipeline import run as nrun
-    from netsched.emulator import agent as agent_mod
+    from netsched.host import agent as agent_mod
     calls = []                                  # (sender, what, args, out)
     real = {k: getattr(prophet.Sender, k) for k in ('ready', 'done', 'wake')}
 
@@ -343,7 +343,7 @@ def test_a_transport_reports_a_prophet_send_written_whole():
     import queue
     import socket
     import time
-    from netsched.emulator import transport
+    from netsched.host import transport
 
     def free():
         s = socket.socket()

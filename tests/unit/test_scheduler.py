@@ -41,9 +41,9 @@ class Switches:
         return None
 
 
-def core(policy='sebf'):
+def core(policy='sebf', knobs=None):
     c = ControllerCore(topo.parse_spec('dumbbell,2'), 8,
-                       policies.make(policy), scale=500.0)
+                       policies.make(policy), scale=500.0, knobs=knobs)
     for d in (SL, SR):
         c.on_connect(d)
     return c
@@ -509,21 +509,18 @@ def test_a_bad_job_description_is_refused_whole():
     assert c.scheduler.demand.job_meta == {}
 
 
-def test_hold_starved_knob_holds_what_strict_priority_starves(monkeypatch):
-    """NETSCHED_HOLD_STARVED (a measuring knob, README): under a policy
-    that only orders coflows, the transfers the fluid allocation gives
-    nothing are held at their senders and the rest go as fast as their
-    class lets them; without it SEBF sends no rates at all."""
+def test_hold_starved_knob_holds_what_strict_priority_starves():
+    """scheduler.hold_starved (a measuring knob, README; the fabric
+    description's ``scheduler``): under a policy that only orders
+    coflows, the transfers the fluid allocation gives nothing are held at
+    their senders and the rest go as fast as their class lets them;
+    without it SEBF sends no rates at all."""
     def rates_of(out):
         return {h: m['rates'] for h, ms in out.pushes.items() for m in ms
                 if m['op'] == 'rates'}
-    for knob, first, after in (('1', {'hl1': {'3': HOLD}},
-                                {'hl1': {'3': 0}}), (None, {}, {})):
-        if knob:
-            monkeypatch.setenv('NETSCHED_HOLD_STARVED', knob)
-        else:
-            monkeypatch.delenv('NETSCHED_HOLD_STARVED', raising=False)
-        c = core('sebf')
+    for knob, first, after in ((True, {'hl1': {'3': HOLD}},
+                                {'hl1': {'3': 0}}), (False, {}, {})):
+        c = core('sebf', knobs={'hold_starved': knob})
         register(c)
         for host, task in (('hl0', 1), ('hl1', 3)):
             c.handle({'op': 'report', 'host': host, 'events': [
@@ -536,18 +533,28 @@ def test_hold_starved_knob_holds_what_strict_priority_starves(monkeypatch):
                                t=1.1)) == after
 
 
-def test_both_backends_read_the_floor_release_knob(monkeypatch):
-    """Both backends take stable_classes' release_floor from the same
-    measuring knob, read where they are set up (the policies read no
-    environment)."""
+def test_both_backends_take_the_floor_release_knob(monkeypatch):
+    """Both backends take stable_classes' release_floor from the
+    experiment's scheduler.floor_release, given where they are set up;
+    the environment is read by neither (pipeline.knobs maps it onto the
+    key)."""
     from netsched import fluid
+    from netsched.control.channel import fabric_description
+    from netsched.control.core import ControllerCore
     from netsched.sim.rates import RateSetter
-    net = fluid.Network(topo.parse_spec('dumbbell,1'))
-    for knob in ('1', None):
-        if knob:
-            monkeypatch.setenv(policies.FLOOR_RELEASE_ENV, knob)
-        else:
-            monkeypatch.delenv(policies.FLOOR_RELEASE_ENV)
-        sim = RateSetter(net, policies.make('sebf'), None, 8)
-        assert sim.release_floor is bool(knob)
-        assert core('sebf').scheduler.release_floor is bool(knob)
+    monkeypatch.setenv('NETSCHED_FLOOR_RELEASE', '1')
+    g = topo.parse_spec('dumbbell,1')
+    net = fluid.Network(g)
+    for knob in (True, False):
+        sim = RateSetter(net, policies.make('sebf'), None, 8,
+                         release_floor=knob)
+        assert sim.release_floor is knob
+        desc = fabric_description(g, 8, '/nonexistent', policy='sebf',
+                                  scheduler={'floor_release': knob})
+        c = ControllerCore.from_description(desc)
+        assert c.scheduler.release_floor is knob
+        assert c.scheduler.hold_starved is False
+        assert c.handle({'op': 'status'}, 0.0).reply['scheduler'] == {
+            'floor_release': knob, 'hold_starved': False}
+    assert RateSetter(net, policies.make('sebf'), None, 8).release_floor \
+        is False

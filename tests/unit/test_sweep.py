@@ -151,15 +151,38 @@ def test_a_bad_axis_is_named_before_anything_starts(tiny, tmp_path):
 
 def test_failed_runs_are_recorded_and_the_sweep_goes_on(tiny, tmp_path):
     out = str(tmp_path / 'sw')
-    # a measuring knob the simulator reads only once a run has started
+    # a run that fails after the sweep checked it: every `netsched run`
+    # child dies at start-up (the interpreter's sitecustomize hook, put
+    # on the children's path), the sweep itself does not
+    hook = tmp_path / 'hook'
+    hook.mkdir()
+    (hook / 'sitecustomize.py').write_text(
+        'import os, sys\n'
+        'if sys.argv[:2] == ["-m", "run"]:\n'
+        '    sys.stderr.write("netsched: the run crashed (test hook)\\n")\n'
+        '    sys.stderr.flush()\n'
+        '    os._exit(1)\n')
     r = _sweep(tiny, '--policies', 'fair,sebf', '--out', out, '-j', '1',
-               env={'NETSCHED_SIM_SEND_JITTER_MS': 'bad'})
+               env={'PYTHONPATH': str(hook)})
     assert r.returncode == 1
     rows = _rows(out)
     assert [x['status'] for x in rows] == ['failed', 'failed']
-    assert all('NETSCHED_SIM_SEND_JITTER_MS' in x['error'] for x in rows)
+    assert all('the run crashed' in x['error'] for x in rows)
     assert os.path.isfile(os.path.join(out, 'logs', rows[0]['run'] + '.log'))
     assert os.path.isfile(os.path.join(out, 'report.html'))
+
+
+def test_a_bad_measuring_knob_in_the_environment_stops_the_sweep_first(
+        tiny, tmp_path):
+    """The environment's measuring knobs are checked with the file,
+    before any run starts, and the error names the variable."""
+    out = str(tmp_path / 'sw')
+    r = _sweep(tiny, '--policies', 'fair', '--out', out,
+               env={'NETSCHED_SIM_SEND_JITTER_MS': 'bad'})
+    assert r.returncode == 2
+    assert 'NETSCHED_SIM_SEND_JITTER_MS=bad' in r.stderr
+    assert 'simulator: send_jitter_ms' in r.stderr
+    assert not os.path.exists(os.path.join(out, 'runs.csv'))
 
 
 def _children_of(out):

@@ -1,5 +1,5 @@
 """benchmarks/tcp_probe.py's parsing and analysis (the capture itself
-needs root and a running emulation: used by hand, README "What the
+needs root and a running emulation: used by hand, docs/emulation.md, "What the
 emulator resolves")."""
 import importlib.util
 import json

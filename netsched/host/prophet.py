@@ -3,7 +3,7 @@ and carried out at the sending host; and the ByteScheduler-like sender
 (SOSP 2019) that Prophet's tail is.
 
 Both backends' executors run this code: the simulator's workload driver
-(sim.drivers.PlanDriver) and the emulator's agents (emulator.agent). It
+(sim.drivers.PlanDriver) and the emulator's agents (host.agent). It
 reads no clock -- every time is passed in, in seconds of the caller's
 clock -- and needs no numpy, because the agents may run on the system
 Python. The policies that ask for it are ``policies.prophet`` and

@@ -1,7 +1,7 @@
 """The host agent: runs inside one emulated host and executes its slice
 of the workload task graph with real TCP.
 
-    python -m netsched.emulator.agent --socket /run/netsched/runs/<id>/coord.sock \
+    python -m netsched.host.agent --socket /run/netsched/runs/<id>/coord.sock \
         --host h0_0_0
 
 It talks to the runner (netsched.emulator.runner) over a Unix socket -
@@ -40,7 +40,7 @@ Execution:
   every transfer; that completes the task. Its ACKs go in class 0;
 - a job with ``send_order: prophet`` or ``bytescheduler`` (the
   policies prophet and bytescheduler) has its gradient sends go through
-  this host's sender (workload.prophet.Sender: Prophet's, or the
+  this host's sender (host.prophet.Sender: Prophet's, or the
   ByteScheduler-like one; the simulator's driver runs the same) before
   they join their connection's queue: it is told when each becomes ready
   (with its backward pass's start: the finish of the task its
@@ -58,8 +58,9 @@ import sys
 import threading
 import time
 
+from . import prophet
+from .shifts import gate
 from .transport import Transport, tcp_timeouts
-from ..workload.shifts import gate
 
 REPORT_BATCH_S = 0.001
 PROGRESS_S = 0.01         # progress reports, where the controller asks
@@ -208,8 +209,9 @@ class Agent:
         # those asked for
         self.senders, self.wakes, self.woken = {}, [], set()
         # listen, then connect out (the coordinator orders the phases)
+        # ``drain``: the experiment's measuring knob emulator.drain
         self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
-                             self._started)
+                             self._started, drain=plan.get('drain', True))
         self.net.report_sent = any(t.get('prophet') for t in plan['tasks'])
         self.net.listen(plan['listen_port'], plan['n_in'])
         self.tell(op='listening')
@@ -269,7 +271,7 @@ class Agent:
         an iteration (the first forward layer) of a job the controller
         shifts in time (CASSINI); then on the job's grid, counted from
         the run's common start as the simulator counts it
-        (workload.shifts.gate, the simulator's driver calls the same),
+        (host.shifts.gate, the simulator's driver calls the same),
         reported with the wait and the drift."""
         shift = self.shifts.get(task['job'])
         if task['label'] != 'F0' or shift is None:
@@ -285,13 +287,12 @@ class Agent:
     def _prophet(self, job, what, task=None, ready=None, start=None,
                  end=None):
         """An event for this host's sender of ``job``
-        (workload.prophet.Sender: Prophet's or the ByteScheduler-like
+        (host.prophet.Sender: Prophet's or the ByteScheduler-like
         one, as the send's ``prophet`` field asks; the simulator's driver
         runs the same):
         a gradient send ready (at ``ready``), one written whole (from
         ``start`` to ``end``), or a wake-up it asked for; what it releases
         goes to its connection's queue."""
-        from ..workload import prophet
         s = self.senders.get(job)
         if s is None:
             s = self.senders[job] = prophet.sender_for(task['prophet'])
@@ -427,7 +428,7 @@ class Agent:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog='netsched.emulator.agent')
+    ap = argparse.ArgumentParser(prog='netsched.host.agent')
     ap.add_argument('--socket', required=True)
     ap.add_argument('--host', required=True)
     a = ap.parse_args(argv)

@@ -11,7 +11,6 @@ when the last is received; Transport._drain). A receiver thread per incoming
 connection timestamps the last byte of every transfer; its ACKs go in
 class 0."""
 import collections
-import os
 import queue
 import socket
 import struct
@@ -140,7 +139,7 @@ class Transport:
     threads; ``inbox`` gets ('recv', task id, time) and ('error', msg);
     ``on_start(task, ready, start, n)`` runs as a transfer starts."""
 
-    def __init__(self, scale, cls, rate, inbox, on_start):
+    def __init__(self, scale, cls, rate, inbox, on_start, drain=True):
         self.scale, self.cls, self.rate = scale, cls, rate
         self.send_cls = {}             # task id -> class (per-send tags)
         self.seq = 0                   # sends queued so far (FIFO key)
@@ -156,13 +155,13 @@ class Transport:
         self.wait_class = False
         # tell the agent ('sent', task id, start, end) when a Prophet
         # gradient send's last byte is written (its sender's credit and
-        # bandwidth profile, workload.prophet)
+        # bandwidth profile, host.prophet)
         self.report_sent = False
         # a connection writes a transfer of another coflow in another
         # class (or one not classified yet) only when the transfers before
-        # it are acknowledged whole (_drain); NETSCHED_DRAIN=0, a
-        # measuring knob, writes it at once
-        self.drain = os.environ.get('NETSCHED_DRAIN', '1') != '0'
+        # it are acknowledged whole (_drain); ``drain`` False (the
+        # experiment's measuring knob emulator.drain) writes it at once
+        self.drain = bool(drain)
         # guards ``rate``: the agent updates it under this lock and
         # wakes the senders it holds
         self.pace = threading.Condition()
@@ -318,10 +317,8 @@ class Transport:
         queue, they overtook that demoted tail, and the sender sent it
         again (of 100 retransmitted segments in one captured run, 94
         while the original was still queued, 58 in a higher class).
-        Waiting took Aalo's TCP retransmissions per run from 120 to 44
-        on d3-ring and its per-coflow error against the simulator from
-        21% to 14% (d4-mixed 49% -> 27%, 2 reps each; README, "What the
-        emulator resolves"). Sends with a tag of their own (TensorExpress'
+        Waiting cuts the retransmissions and the per-coflow error of
+        policies that re-class often, Aalo most (docs/fidelity.md). Sends with a tag of their own (TensorExpress'
         tensors) are queued by tag, and do not wait."""
         if t['id'] in self.send_cls:
             return
@@ -357,10 +354,8 @@ class Transport:
             own (TensorExpress' tensors) keeps its tag: the switches queue
             such a connection's packets by tag, and promoting a job's less
             urgent tensors to an earlier urgent one's class made them
-            compete with other jobs' urgent ones (TensorExpress against
-            host-only ordering 0.72-0.79x instead of 0.79-0.86x, against
-            fair 1.00-1.10x instead of 1.10-1.17x: README, "Seed
-            policies")."""
+            compete with other jobs' urgent ones (docs/policies.md,
+            tensorexpress)."""
             nonlocal tos
             k = self.class_of(t)
             if unacked:
