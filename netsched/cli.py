@@ -39,7 +39,8 @@ def _fabric(a, log):
     return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
                   queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
                   log=log, policy=policy, policy_params=params,
-                  class_map=getattr(a, 'class_map', None))
+                  class_map=getattr(a, 'class_map', None),
+                  scheduler=_scheduler_knobs(a))
 
 
 def cmd_selftest(a):
@@ -121,8 +122,10 @@ def cmd_controller(a):
         json.dump(fabric_description(
             g, a.queues, sock, policy=a.policy, policy_params=params,
             scale=a.scale, decision_log=a.decision_log and
-            os.path.abspath(a.decision_log), class_map=a.class_map), f)
-    os.execve(sys.executable, ryu_command(a.port), ryu_env(desc))
+            os.path.abspath(a.decision_log), class_map=a.class_map,
+            scheduler=_scheduler_knobs(a)), f)
+    os.execve(sys.executable, ryu_command(a.port, framework=a.framework),
+              ryu_env(desc))
 
 
 def _class_map_arg(p):
@@ -131,6 +134,17 @@ def _class_map_arg(p):
                    default=DEFAULT_CLASS_MAP,
                    help="how the policy's ranks map onto the classes (the "
                    "experiment's class_map; default %(default)s)")
+    # the experiment's scheduler block (measuring knobs), for a run that
+    # attaches to this controller
+    p.add_argument('--floor-release', action='store_true',
+                   help="the experiment's scheduler.floor_release")
+    p.add_argument('--hold-starved', action='store_true',
+                   help="the experiment's scheduler.hold_starved")
+
+
+def _scheduler_knobs(a):
+    return {'floor_release': bool(getattr(a, 'floor_release', False)),
+            'hold_starved': bool(getattr(a, 'hold_starved', False))}
 
 
 def _params(pairs):
@@ -151,18 +165,67 @@ def _params(pairs):
 
 
 def cmd_status(a):
-    """What the running controller has decided (read-only)."""
+    """What a running controller has decided (read-only): the newest
+    live run's, found from the run records, or the one at --socket."""
     from .control.channel import ControlClient
-    with ControlClient(a.socket, 5.0).connect() as c:
+    sock, run_id, others = _status_target(a)
+    with ControlClient(sock, 5.0).connect() as c:
         sw = c.request('status')
         d = c.request('decision')
     if a.json:
-        json.dump({'switches': sw, 'decision': d}, sys.stdout, indent=1,
-                  sort_keys=True)
+        json.dump({'run': run_id, 'socket': sock, 'switches': sw,
+                   'decision': d}, sys.stdout, indent=1, sort_keys=True)
         print()
         return 0
+    if run_id:
+        print('run %s (%s)%s' % (run_id, sock, '; also live: %s (--run ID)'
+                                 % ', '.join(others) if others else ''))
     print(status_text(sw, d))
     return 0
+
+
+def _status_target(a):
+    """(control socket, run id or None, other live runs' ids) for
+    `status`: --socket as given; else the live run named by --run, or the
+    newest live run with a controller (runstate.live_runs); else the
+    socket of `netsched controller`, if one listens there."""
+    from .emulator import runstate
+    if a.socket:
+        return a.socket, None, []
+    where = runstate.RUNS_DIR
+    try:
+        recorded = runstate.recorded_runs()
+        live = runstate.live_runs()
+    except (OSError, ValueError) as e:
+        raise NetschedError('cannot read the run records in %s: %s'
+                            % (where, e)) from None
+    live_ids = [st.run_id for st in live]
+    with_ctl = [st for st in live if os.path.exists(st.socket)]
+    if a.run:
+        if a.run not in [st.run_id for st in recorded]:
+            raise NetschedError('--run %s: no such run recorded in %s (%s)'
+                                % (a.run, where, ', '.join(
+                                    st.run_id for st in recorded) or 'none'))
+        named = [st for st in with_ctl if st.run_id == a.run]
+        if not named:
+            raise NetschedError('run %s: %s' % (a.run, 'its controller is '
+                                'not up' if a.run in live_ids else
+                                'not live (its owner has exited)'))
+        with_ctl = named + [st for st in with_ctl if st.run_id != a.run]
+    if with_ctl:
+        return (with_ctl[0].socket, with_ctl[0].run_id,
+                [st.run_id for st in with_ctl[1:]])
+    if os.path.exists(DEFAULT_SOCKET):     # `netsched controller`'s
+        return DEFAULT_SOCKET, None, []
+    dead = [st.run_id for st in recorded if st.run_id not in live_ids]
+    seen = ['%s is live without a controller' % st.run_id for st in live] \
+        + ['%s was left by a killed run' % r for r in dead[-3:]]  # latest
+    raise NetschedError(
+        'no live run with a controller in %s: %s%s; for a controller '
+        'started by hand give --socket PATH' % (
+            where, ', '.join(seen) or 'no run recorded',
+            ' (`netsched clean` removes what killed runs left)'
+            if dead else ''))
 
 
 def status_text(sw, d):
@@ -304,6 +367,8 @@ def cmd_reproduce(a):
     only = [x for x in (a.only or '').split(',') if x]
     seeds = sweep.parse_seeds(a.seeds) if a.seeds else None
     planned = reproduce.plan(study, backends, only, seeds)
+    _check_study_out(a.out, [reproduce.folder(a.out, s, b)
+                             for s, b, _ in planned])
     for s, b, _ in planned:
         sweep.check_out(reproduce.folder(a.out, s, b), s.experiment)
     print('reproduce: %d sweeps, %d runs into %s' % (
@@ -323,6 +388,20 @@ def cmd_reproduce(a):
     return 0
 
 
+def _check_study_out(out, folders):
+    """reproduce's --out: new, empty, or a study folder it resumes (its
+    reproduce.json, or one of the planned sweeps' sweep.json, is there);
+    not a folder that holds something else."""
+    if not os.path.isdir(out) or not os.listdir(out):
+        return
+    own = [os.path.join(out, 'reproduce.json')] + [
+        os.path.join(f, 'sweep.json') for f in folders]
+    if not any(os.path.isfile(f) for f in own):
+        raise NetschedError('--out %s: exists, is not empty and holds no '
+                            'reproduction (no reproduce.json nor any of its '
+                            'sweeps); choose another folder' % out)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -337,6 +416,10 @@ def cmd_check(a):
         from .workload import trace
         ports, cofs, racks = traced
     print('%s: ok' % a.experiment)
+    for line in exp.knobs.environment_lines():
+        print('  %s' % line)
+    if exp.knobs.changed():
+        print('  measuring knobs: %s' % ', '.join(exp.knobs.changed()))
     print('  backend %s, policy %s, seed %d, topology %s (%d hosts), '
           'links %.4g Gbit/s, scale %g (emulated links %.4g Mbit/s), '
           'queues %s' % (exp.backend, exp.policy, exp.seed, exp.topology,
@@ -391,7 +474,6 @@ def cmd_check(a):
     return 0
 
 
-INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
 
 
 def _longest_path(exp, plan):
@@ -411,6 +493,7 @@ def _resolution(exp, plan):
     where the policy decides on less data than TCP's initial window
     carries."""
     from . import policies
+    from .pipeline.experiment import INITIAL_WINDOW
     link = exp.link_bps / exp.scale
     pkt_s = exp.mtu * 8 / link
     print('  emulated packet time %.2f ms (MTU %d at %.4g Mbit/s)'
@@ -421,23 +504,21 @@ def _resolution(exp, plan):
         median = sends[len(sends) // 2] / exp.mtu          # packets
         hops = _longest_path(exp, plan)
         if hops - 1 > median:
-            print('  warning: the median transfer is %.1f packets emulated; '
-                  'on a %d-link path whose hops other traffic keeps busy '
-                  'it waits up to %d packet times (%.0f ms) that the fluid '
-                  'model does not have, so the emulator will be slower '
-                  'than the simulator (sim_packets: emulated models it); '
-                  'larger transfers (bucket_mb), a lower scale or a '
-                  'smaller mtu narrow it (README, "What the emulator '
-                  'resolves")'
-                  % (median, hops, hops - 1, (hops - 1) * pkt_s * 1e3))
+            print('  warning: median transfer %.1f emulated packets: busy '
+                  'hops may add %.0f ms per transfer that the fluid model '
+                  'lacks (README, "What the emulator resolves")'
+                  % (median, (hops - 1) * pkt_s * 1e3))
+    windows, _, raised = exp.threshold_floor
+    if raised:
+        print('  %s: %s raised from %.3g to %.3g MB, %g initial windows at '
+              'scale %g (threshold_floor_windows)'
+              % (exp.policy, raised[0], raised[1], raised[2], windows,
+                 exp.scale))
     finest = policies.make(exp.policy, exp.policy_params).finest_bytes()
     if finest is not None and finest / exp.scale < INITIAL_WINDOW * exp.mtu:
-        print('  warning: policy %s decides on %.3g MB (%.0f emulated '
-              'bytes, %.1f packets), less than TCP\'s initial window of %d '
-              'packets: the emulator cannot follow it closely; raise the '
-              'threshold or lower scale (README, "What the emulator '
-              'resolves")' % (exp.policy, finest / 2 ** 20, finest / exp.scale,
-                              finest / exp.scale / exp.mtu, INITIAL_WINDOW))
+        print('  warning: %s decides on %.0f emulated bytes, less than '
+              'TCP\'s initial window: the emulator cannot follow it '
+              '(docs/fidelity.md)' % (exp.policy, finest / exp.scale))
 
 
 def cmd_demo(a):
@@ -452,9 +533,11 @@ def cmd_run(a):
     """Run an experiment on the chosen backend and report."""
     from .pipeline import run
     exp = _experiment(a)
+    run.check_out(a.out, getattr(a, 'force', False))
     log = _logger()
     out, summary = run.execute(exp, a.out, say=log,
-                               attach=getattr(a, 'attach', None))
+                               attach=getattr(a, 'attach', None),
+                               command=getattr(a, 'command_line', None))
     print()
     print(run.table(summary))
     print('results: %s' % out)
@@ -469,8 +552,12 @@ def cmd_compare(a):
     from .pipeline import metrics
     sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
     rows = metrics.compare(sa, sb)
-    print('A: %s (%s, %s)   B: %s (%s, %s)' % (
-        a.a, sa['backend'], sa['policy'], a.b, sb['backend'], sb['policy']))
+    print('A: %s (%s)   B: %s (%s)' % (a.a, _run_label(sa), a.b,
+                                       _run_label(sb)))
+    # the same scheduling on another backend is measured against A (its
+    # error); two schedulers are merely different
+    word = 'error' if all(sa.get(k) == sb.get(k) for k in (
+        'policy', 'policy_params', 'circuit_scheduler')) else 'difference'
     if a.all:
         for kind, key, x, y, err in rows:
             print('  %-16s %-20s %12s %12s %8s' % (
@@ -479,10 +566,10 @@ def cmd_compare(a):
                 '-' if err is None else '%+.1f%%' % (100 * err)))
     for kind, st in metrics.error_stats(rows).items():
         if st['n']:
-            print('%-16s n=%-5d mean |err| %5.1f%%  max |err| %5.1f%%  '
-                  'mean err %+5.1f%%%s' % (
-                      kind, st['n'], 100 * st['mean_abs'],
-                      100 * st['max_abs'], 100 * st['mean'],
+            print('%-16s n=%-5d mean |%s| %5.1f%%  max |%s| %5.1f%%  '
+                  'mean %s %+5.1f%%%s' % (
+                      kind, st['n'], word, 100 * st['mean_abs'], word,
+                      100 * st['max_abs'], word, 100 * st['mean'],
                       '  (%d only in one run)' % st['missing']
                       if st['missing'] else ''))
     if a.out:
@@ -490,6 +577,14 @@ def cmd_compare(a):
         report.write_compare(a.out, a.a, a.b, sa, sb, rows)
         print('report: %s' % report.write(a.out))
     return 0
+
+
+def _run_label(summary):
+    """A run's backend, policy and, on a hybrid fabric, circuit
+    scheduler, for compare's header."""
+    circ = summary.get('circuit_scheduler')
+    return '%s, %s%s' % (summary['backend'], summary['policy'],
+                         ', circuits %s' % circ if circ else '')
 
 
 def cmd_report(a):
@@ -502,15 +597,16 @@ def cmd_report(a):
 
 def cmd_crosscheck(a):
     """Both backends, several policies: same ranking? how far apart?"""
-    from .pipeline import crosscheck
+    from .pipeline import crosscheck, run
     pols = [p for p in a.policies.split(',') if p]
     crosscheck.check_args(pols, a.metric, a.tie)
+    run.check_out(a.out, a.force)
     out = a.out or os.path.join('results', '%s-crosscheck-%s' % (
         os.path.splitext(os.path.basename(a.experiment))[0],
         time.strftime('%Y%m%d-%H%M%S')))
     report = crosscheck.crosscheck(a.experiment, pols, out, a.metric, a.tie,
                                    say=_logger(),
-                                   sim_packets=a.sim_packets)
+                                   sim_packets=a.sim_packets, trace=a.trace)
     print()
     print(crosscheck.table(report))
     print('results: %s' % out)
@@ -541,12 +637,61 @@ def cmd_topo(a):
     return 0
 
 
+def cmd_policies(a):
+    """Every policy and circuit scheduler a name reaches (built-in or an
+    installed package's entry point): parameters, what it is, and how
+    each backend carries it out."""
+    import textwrap
+    from . import circuits, policies
+    out = {}
+    for key, reg in (('policies', policies.registry),
+                     ('circuits', circuits.registry)):
+        out[key] = [dict(reg.describe(x), origin=origin)
+                    if not isinstance(x, NetschedError) else
+                    {'name': name, 'origin': origin, 'error': str(x)}
+                    for name, origin, x in reg.catalogue()]
+    if a.json:
+        json.dump(out, sys.stdout, indent=1, sort_keys=True)
+        print()
+        return 0
+    for key, title in (('policies', 'Policies (--policy NAME or '
+                        'package.module:ClassName; entry points: group '
+                        'netsched.policies)'),
+                       ('circuits', 'Circuit schedulers (--circuits, '
+                        "hybrid fabrics; entry points: group "
+                        'netsched.circuits)')):
+        print(title)
+        for d in out[key]:
+            print('\n  %s  [%s]' % (d['name'], d['origin']))
+            if 'error' in d:
+                print('    error: %s' % d['error'])
+                continue
+            print(textwrap.fill(d['description'] or '(no description)', 79,
+                                initial_indent='    ',
+                                subsequent_indent='    '))
+            print('    parameters: %s' % (', '.join(
+                '%s=%s' % kv for kv in d['params'].items()) or 'none'))
+            for b, label in (('sim', 'simulator'), ('emu', 'emulator')):
+                for note in d['backends'][b]:
+                    print(textwrap.fill(note, 79, initial_indent='    %-11s'
+                                        % (label + ':'),
+                                        subsequent_indent=' ' * 15))
+        print()
+    return 0
+
+
 def _logger():
     t0 = time.monotonic()
 
     def log(msg):
         print('[%6.1fs] %s' % (time.monotonic() - t0, msg), flush=True)
     return log
+
+
+TRACE_HELP = ("the coflow trace file, in place of the experiment's "
+              "trace.path (default: that name, looked for beside the "
+              "experiment, in $NETSCHED_TRACE, then in data/; "
+              "experiments/README.md, \"Traces\")")
 
 
 def _experiment_and_policies(p, default):
@@ -568,7 +713,9 @@ def build_parser():
     p.add_argument('--backend', choices=('emu', 'sim'),
                    help="override the file's backend")
     p.add_argument('--policy', help="override the file's policy")
-    p.add_argument('--out', help='output directory')
+    p.add_argument('--out', help='output directory (new or empty)')
+    p.add_argument('--force', action='store_true',
+                   help='write into a --out folder that is not empty')
     p.set_defaults(fn=cmd_demo)
     p = sub.add_parser('selftest', help='fabric check: bring up a fabric, '
                        'check reachability, measure throughput, tear down')
@@ -601,11 +748,18 @@ def build_parser():
     p.add_argument('--decision-log', help='append decisions here (JSON '
                    'lines)')
     _class_map_arg(p)
+    p.add_argument('--framework', choices=('ryu', 'os-ken'), default='ryu',
+                   help='the SDN framework the app runs under (default '
+                   '%(default)s, as ryu-manager; os-ken is its maintained '
+                   'fork)')
     p.set_defaults(fn=cmd_controller)
     p = sub.add_parser('status', help="the running controller's decision: "
                        'classes and rates per job, coflow and connection,'
                        ' rules per switch (read-only)')
-    p.add_argument('--socket', default=DEFAULT_SOCKET)
+    p.add_argument('--socket', help='a controller\'s control socket '
+                   '(default: the newest live run\'s, from the run records '
+                   'in $NETSCHED_RUNS_DIR or /run/netsched/runs)')
+    p.add_argument('--run', metavar='RUN_ID', help='this live run\'s')
     p.add_argument('--json', action='store_true')
     p.set_defaults(fn=cmd_status)
     for name, fn, hlp in (
@@ -617,8 +771,7 @@ def build_parser():
                        help="override the file's backend")
         p.add_argument('--policy', help="override the file's policy: NAME "
                        "or NAME:key=value:... (e.g. geryon:classes=1)")
-        p.add_argument('--trace', help="coflow trace file (overrides the "
-                       "file's trace.path)")
+        p.add_argument('--trace', help=TRACE_HELP)
         p.add_argument('--circuits', help="a hybrid fabric's circuit "
                        "scheduler, overriding the file's: NAME or "
                        "NAME:key=value:... (e.g. matching:period_s=0.1)")
@@ -628,8 +781,13 @@ def build_parser():
                        '(link_gbps=40, jobs.0.workers=8, policy_params.'
                        'classes=2; repeatable)')
         if name == 'run':
-            p.add_argument('--out', help='output directory (default '
-                           'results/<name>-<backend>-<policy>-<time>)')
+            p.add_argument('--out', help='output directory, new or empty '
+                           '(default results/<name>-<backend>-<policy>-'
+                           '<time>)')
+            p.add_argument('--force', action='store_true',
+                           help='write into a --out folder that is not '
+                           'empty (its files of the same names are '
+                           'replaced)')
             p.add_argument('--attach', metavar='CONTROLLER_SOCKET',
                            help='run on a fabric that is already up (plain '
                            'Mininet with `netsched controller`, or `netsched'
@@ -658,17 +816,18 @@ def build_parser():
                    help="the simulator's packets (default: the file's "
                    "sim_packets, else none): 'emulated' adds the emulated "
                    "packets' store-and-forward time on busy hops")
-    p.add_argument('--out', help='output directory (default '
+    p.add_argument('--trace', help=TRACE_HELP)
+    p.add_argument('--out', help='output directory, new or empty (default '
                    'results/<experiment>-crosscheck-<time>)')
+    p.add_argument('--force', action='store_true',
+                   help='write into a --out folder that is not empty')
     p.set_defaults(fn=cmd_crosscheck)
     p = sub.add_parser(
         'sweep', help='run an experiment over policies x seeds x --set '
         'values x backends; runs.csv and report.html in --out',
         description='Run the cross product; each run is an ordinary run '
         'folder under --out. Interrupted or re-run, it skips the runs '
-        'already done. Example: netsched sweep experiments/demo.yaml '
-        '--backend sim --policies fair,fifo,sebf --seeds 1-5 --set '
-        'link_gbps=10,40 --out results/demo-sweep')
+        'already done.')
     _experiment_and_policies(p, 'fair')
     p.add_argument('--seeds', default='1', help='N, N-M or a list of them '
                    '(default %(default)s)')
@@ -681,15 +840,15 @@ def build_parser():
                    '(default: the cores); emulations run one at a time')
     p.add_argument('--cluster', metavar='tcp://HOST:PORT',
                    help='run on a Dask distributed cluster instead')
-    p.add_argument('--trace', help="coflow trace file (overrides the "
-                   "file's trace.path)")
+    p.add_argument('--trace', help=TRACE_HELP)
     p.add_argument('--baseline', help="the policy the report's ratios are "
                    'against (default: fair if swept, else the first)')
     p.add_argument('--force', action='store_true',
                    help='re-run the runs already done')
     p.add_argument('--no-report', action='store_true',
                    help='do not write report.html at the end')
-    p.add_argument('--out', required=True, help='the sweep folder')
+    p.add_argument('--out', required=True, help='the sweep folder: new, '
+                   'empty, or a sweep of the same experiment (resumed)')
     p.set_defaults(fn=cmd_sweep)
     p = sub.add_parser(
         'reproduce', help="each seed policy against its paper's baselines: "
@@ -697,9 +856,7 @@ def build_parser():
         description='Runs a study file: per policy, a sweep of its '
         "experiment over its paper's baselines, seeds and one axis, on "
         'each backend; writes reproduction.md/.csv and report.html in '
-        '--out. Resumes where it stopped. Example: netsched reproduce '
-        'experiments/reproduce/study.yaml --backend sim --only geryon '
-        '--out results/reproduce')
+        '--out. Resumes where it stopped.')
     p.add_argument('study', help='the study file')
     p.add_argument('--backend', choices=('sim', 'emu', 'both'),
                    default='sim', help='(default %(default)s); the '
@@ -711,13 +868,13 @@ def build_parser():
                    '(default: the cores)')
     p.add_argument('--force', action='store_true',
                    help='re-run the runs already done')
-    p.add_argument('--out', required=True, help='the study folder')
+    p.add_argument('--out', required=True, help='the study folder: new, '
+                   'empty, or a study folder (resumed)')
     p.set_defaults(fn=cmd_reproduce)
     p = sub.add_parser(
         'report', help='write report.html for a run, sweep, crosscheck or '
         'compare folder', description='A self-contained HTML page (figures '
-        'inline, nothing fetched). Example: netsched report '
-        'results/demo-sweep --baseline fifo --format pdf')
+        'inline, nothing fetched).')
     p.add_argument('folder', help='a run, sweep, crosscheck or compare '
                    'folder')
     p.add_argument('--baseline', help="a sweep's ratios are against this "
@@ -726,6 +883,20 @@ def build_parser():
                    help='also write each figure to FOLDER/figures/ in this '
                    'format')
     p.set_defaults(fn=cmd_report)
+    p = sub.add_parser(
+        'policies', help='list every policy and circuit scheduler: '
+        'parameters, what it does, how each backend enforces it',
+        description='Built-ins and those installed packages add (entry '
+        'point groups netsched.policies and netsched.circuits). A policy '
+        'outside the package can also be named by module path, --policy '
+        'package.module:ClassName[:key=value...] (docs/writing-a-policy.md)'
+        '.', epilog='Example: netsched policies --json > policies.json; '
+        'then, with a policy of your own in mypolicies/srcf.py: netsched '
+        'run experiments/demo.yaml --backend sim --policy '
+        'mypolicies.srcf:SmallestRemaining:starve_s=2')
+    p.add_argument('--json', action='store_true', help='one JSON object: '
+                   '{"policies": [...], "circuits": [...]}')
+    p.set_defaults(fn=cmd_policies)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)
@@ -733,11 +904,68 @@ def build_parser():
     p.add_argument('spec')
     p.add_argument('--json', action='store_true')
     p.set_defaults(fn=cmd_topo)
+    _examples(sub)
     return ap
 
 
+# `netsched COMMAND --help` ends with these (commands that bring their own
+# epilog keep it)
+EXAMPLES = {
+    'demo': ['netsched demo --backend sim --out results/demo'],
+    'selftest': ['sudo netsched selftest --topology fattree,4 --seconds 5'],
+    'up': ['sudo netsched up --topology leafspine,2,2,2 --policy sebf',
+           'netsched status            # from another terminal'],
+    'controller': ['netsched controller --topology dumbbell,2 --policy sebf '
+                   '--scale 500',
+                   'sudo mn --custom topologies/dumbbell.py --topo dumbbell,2 '
+                   '--switch ovs,datapath=user,protocols=OpenFlow13 '
+                   '--controller remote,ip=127.0.0.1,port=6653'],
+    'status': ['netsched status                     # the newest live run',
+               'netsched status --run RUN_ID --json'],
+    'run': ['netsched run experiments/demo.yaml --backend sim '
+            '--policy sebf --out results/demo-sebf',
+            'netsched run experiments/fb-trace.yaml --trace '
+            'data/FB2010-1Hr-150-0.txt'],
+    'check': ['netsched check experiments/demo.yaml',
+              'netsched check experiments/fb-trace.yaml --set '
+              'trace.limit=50'],
+    'compare': ['netsched compare results/demo-emu results/demo-sim '
+                '--out results/demo-compare'],
+    'crosscheck': ['netsched crosscheck experiments/crosscheck.yaml '
+                   '--policies fair,sebf --out results/crosscheck'],
+    'sweep': ['netsched sweep experiments/demo.yaml --backend sim '
+              '--policies fair,fifo,sebf --seeds 1-5 --set link_gbps=10,40 '
+              '--out results/demo-sweep'],
+    'reproduce': ['netsched reproduce experiments/reproduce/study.yaml '
+                  '--backend sim --only geryon --out results/reproduce'],
+    'report': ['netsched report results/demo-sweep --baseline fifo '
+               '--format pdf'],
+    'clean': ['sudo netsched clean'],
+    'topo': ['netsched topo fattree,8', 'netsched topo hybrid,4,1 --json'],
+}
+
+
+def _examples(sub):
+    """Each command's --help ends with its examples, as written (the
+    description wrapped here, since the raw formatter keeps lines)."""
+    import shutil
+    import textwrap
+    width = min(79, shutil.get_terminal_size().columns - 2)
+    for name, p in sub.choices.items():
+        if p.epilog or name not in EXAMPLES:
+            continue
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        if p.description:
+            p.description = textwrap.fill(p.description, width)
+        p.epilog = 'example%s:\n%s' % (
+            's' if len(EXAMPLES[name]) > 1 else '',
+            '\n'.join('  ' + x for x in EXAMPLES[name]))
+
+
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
     a = build_parser().parse_args(argv)
+    a.command_line = ['netsched'] + argv         # what run.json records
     try:
         return a.fn(a) or 0
     except NetschedError as e:
@@ -746,6 +974,26 @@ def main(argv=None):
     except KeyboardInterrupt:
         print('netsched: interrupted; torn down', file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise                 # a socket's, say: not to be hidden
+        # the reader left (`| head`): stop quietly, as Unix tools do on
+        # SIGPIPE; stdout goes to /dev/null so that the interpreter's
+        # last flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _stdout_closed():
+    """Whether stdout is a pipe whose reader has gone (poll says POLLERR
+    on such a pipe's writing end)."""
+    import select
+    try:
+        p = select.poll()
+        p.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in p.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 if __name__ == '__main__':

@@ -17,7 +17,10 @@ again; :func:`check_circuits` is the test of a valid configuration.
 
 One file per scheduler (``none``, ``static``, ``matching``, ``osdl``);
 what they share is in base.py, the registry in registry.py; reconfig.py
-holds the steps of a reconfiguration, which both backends take.
+holds the steps of a reconfiguration, which both backends take. A
+scheduler from outside the package is named by module path
+(``package.module:ClassName``) or by an entry point of the group
+``netsched.circuits``.
 """
 from .base import (CircuitDecision, CircuitScheduler,  # noqa: F401
                    CircuitSnapshot, JobTraffic, check_circuits)

@@ -78,16 +78,17 @@ def run_one(exp, out, say=print):
 
 
 def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
-               say=print, sim_packets=None):
+               say=print, sim_packets=None, trace=None):
     """Run every policy on both backends (simulator first: it is quick
     and checks the experiment before any emulation starts); the
     simulator with ``sim_packets`` (None: the file's, else none, dc or
-    emulated: experiment.SIM_PACKETS). Results go to
+    emulated: experiment.SIM_PACKETS), ``trace`` the coflow trace
+    file in place of the experiment's (--trace). Results go to
     out_dir/<backend>-<policy>; a summary of each run is kept as it
     arrives. Returns the report dict."""
     check_args(policies, metric, tie)
     exps = {(b, p): experiment.load(
-        path, backend=b, policy=p,
+        path, backend=b, policy=p, trace=trace,
         sim_packets=sim_packets if b == 'sim' else None)
             for b in BACKENDS for p in policies}
     totals = {b: {} for b in BACKENDS}

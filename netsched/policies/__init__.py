@@ -15,10 +15,11 @@ Flows of one class share by max-min fairness; explicit rates are
 reserved first and what they leave is back-filled by class.
 
 One file per policy (or family); what they share is in base.py, the
-registry in registry.py.
+registry in registry.py. A policy from outside the package is named by
+module path (``package.module:ClassName``) or by an entry point of the
+group ``netsched.policies`` (docs/writing-a-policy.md).
 """
-from .base import (FLOOR_RELEASE_ENV, Decision, JobView,  # noqa: F401
-                   Policy, Snapshot,
+from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
                    arrival_order, asks_per_flow, coflow_class,
                    flow_priority, stable_classes, urgency_class,
                    with_flow_classes)

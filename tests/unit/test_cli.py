@@ -53,7 +53,14 @@ def test_check_warns_where_the_emulator_cannot_resolve_the_policy():
     r = run('check', exp, '--policy', 'aalo')
     assert r.returncode == 0, r.stderr
     assert 'emulated packet time 3.60 ms' in r.stdout
-    assert 'warning: policy aalo decides on 10 MB' in r.stdout
+    # an emulator experiment raises Aalo's 10 MB first queue to 2
+    # windows at scale 500: 2 x 10 x 9000 B x 500 = 90e6 B = 85.8 MB
+    assert 'aalo: first_mb raised from 10 to 85.8 MB' in r.stdout
+    assert 'warning' not in r.stdout
+    # half a window (22.5 KB emulated) is below what TCP resolves
+    r = run('check', exp, '--policy', 'aalo', '--set',
+            'threshold_floor_windows=0.5')
+    assert 'warning: aalo decides on 45000 emulated bytes' in r.stdout
     r = run('check', exp, '--policy', 'sebf')
     assert r.returncode == 0 and 'warning' not in r.stdout
 
