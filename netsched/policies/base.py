@@ -177,7 +177,7 @@ class Decision:
     # {job: (shift_s, period_s, tolerance_s, max_wait_s)}: an iteration
     # starts on the grid shift_s + n period_s (s since the run's start),
     # up to tolerance_s after a grid point, or at once where the next
-    # grid point is more than max_wait_s away (workload.shifts.gate); a
+    # grid point is more than max_wait_s away (host.shifts.gate); a
     # job absent is not held
     job_shift: dict = None
 
@@ -205,6 +205,34 @@ def with_flow_classes(key, decision):
     return np.where(fc >= 0, fc, key)
 
 
+def rate_estimate(snap):
+    """Per coflow, the rate (bytes/s) at which it is sending now, or, for
+    a coflow sending nothing yet (just arrived, or held back by the last
+    decision), an upper bound: the sum over its flows of their paths'
+    smallest capacity. Used to tell when it may next cross a threshold:
+    the bound makes that guess early, never late, and asking early only
+    costs a decision."""
+    C = len(snap.coflow_id)
+    now = snap.coflow_rate() / 8.0
+    fl = snap.flow_links
+    cap = np.where(fl >= 0, snap.link_capacity[np.maximum(fl, 0)], np.inf)
+    slowest = cap.min(axis=1, initial=np.inf)
+    slowest[~np.isfinite(slowest)] = 0.0       # a flow crossing no link
+    top = np.bincount(snap.flow_coflow, weights=slowest, minlength=C) / 8.0
+    return np.where(now > 0, now, top)
+
+
+def next_crossing(snap, gap, rate):
+    """The absolute time at which the first of the coflows (or jobs)
+    still ``gap`` bytes short of a threshold at ``rate`` bytes/s crosses
+    it, or None if none is moving toward one."""
+    gap, rate = np.asarray(gap, float), np.asarray(rate, float)
+    ok = (rate > 0) & np.isfinite(gap) & (gap > 0)
+    if not ok.any():
+        return None
+    return snap.t + max(float((gap[ok] / rate[ok]).min()), 1e-9)
+
+
 def full_rank(decision):
     """Per coflow, the dense rank of (coflow_rank, coflow_order): the
     policy's whole order, its tie-break inside a rank included (Aalo's
@@ -218,10 +246,6 @@ def full_rank(decision):
                  & (order[idx][1:] == order[idx][:-1])]
     key[idx] = np.cumsum(~same) - 1
     return key
-
-
-# the measuring knob the backends read (not the policies: they stay pure)
-FLOOR_RELEASE_ENV = 'NETSCHED_FLOOR_RELEASE'
 
 
 # mappings of ranks onto classes (the experiment's ``class_map``); both
@@ -318,10 +342,10 @@ def stable_classes(rank, current, q, group=None, release_floor=False,
     every new coflow ranks last (FIFO) nothing is pushed and both drift
     alike.
 
-    ``release_floor`` (the backends set it from the measuring knob
-    FLOOR_RELEASE_ENV, README "What the emulator resolves"): of coflows
-    ranked apart at the last class, the first is placed anew, as a new
-    coflow would be (a promotion)."""
+    ``release_floor`` (the backends set it from the experiment's measuring
+    knob ``scheduler.floor_release``, docs/emulation.md, "What the emulator
+    resolves"): of coflows ranked apart at the last class, the first is
+    placed anew, as a new coflow would be (a promotion)."""
     C = len(rank)
     out = np.empty(C, dtype=np.int64)
     idx = np.argsort(rank, kind='stable')
@@ -410,12 +434,33 @@ class Policy:
     classes = True
     progress = False
 
+    # the parameter, in MB, that sets finest_bytes(): an experiment
+    # meant for the emulator raises it to its threshold floor, so both
+    # backends decide on amounts the emulated TCP can resolve
+    finest_param = None
+
     def finest_bytes(self):
         """The smallest amount of data one of its decisions turns on
         (Aalo: its first queue threshold), or None. The emulator cannot
-        resolve amounts below TCP's initial window (10 packets):
-        `netsched check` warns."""
-        return None
+        resolve amounts below TCP's initial window (10 packets); see
+        :func:`floor_params`."""
+        if self.finest_param is None:
+            return None
+        return float(getattr(self, self.finest_param)) * 2 ** 20
+
+    @classmethod
+    def floor_params(cls, params, floor_bytes):
+        """``params`` with the finest threshold raised to ``floor_bytes``
+        where it is below it: (params, (param, old MB, new MB) or None)."""
+        if cls.finest_param is None or not floor_bytes:
+            return params, None
+        old = float(params.get(cls.finest_param,
+                               cls.params[cls.finest_param]))
+        new = floor_bytes / 2 ** 20
+        if old >= new:
+            return params, None
+        return dict(params, **{cls.finest_param: new}), \
+            (cls.finest_param, old, new)
 
     def workload(self):
         """What the policy asks of the workload plan (both backends run

@@ -454,7 +454,7 @@ class Cassini(Policy):
     shift (:func:`affinity_shifts`). Jobs on no such link are not held.
 
     The decision is ``job_shift``: per job (shift, period, tolerance,
-    max_wait) for the executors' gate (workload.shifts.gate). Shift and
+    max_wait) for the executors' gate (host.shifts.gate). Shift and
     period are stretched by ``slack`` (every job alike, so the
     interleaving is unchanged): a job whose iterations run a little
     longer than its profile (a backend's per-hop or TCP costs) would

@@ -1,36 +1,9 @@
 """FIFO-LM (Baraat, SIGCOMM 2014): FIFO with limited multiplexing."""
 import numpy as np
 
-from .base import Decision, Policy, arrival_order
+from .base import (Decision, Policy, arrival_order, next_crossing,
+                   rate_estimate)
 from .registry import register
-
-
-def rate_estimate(snap):
-    """Per coflow, the rate (bytes/s) at which it is sending now, or, for
-    a coflow sending nothing yet (just arrived, or held back by the last
-    decision), an upper bound: the sum over its flows of their paths'
-    smallest capacity. Used to tell when it may next cross a threshold:
-    the bound makes that guess early, never late, and asking early only
-    costs a decision."""
-    C = len(snap.coflow_id)
-    now = snap.coflow_rate() / 8.0
-    fl = snap.flow_links
-    cap = np.where(fl >= 0, snap.link_capacity[np.maximum(fl, 0)], np.inf)
-    slowest = cap.min(axis=1, initial=np.inf)
-    slowest[~np.isfinite(slowest)] = 0.0       # a flow crossing no link
-    top = np.bincount(snap.flow_coflow, weights=slowest, minlength=C) / 8.0
-    return np.where(now > 0, now, top)
-
-
-def next_crossing(snap, gap, rate):
-    """The absolute time at which the first of the coflows (or jobs)
-    still ``gap`` bytes short of a threshold at ``rate`` bytes/s crosses
-    it, or None if none is moving toward one."""
-    gap, rate = np.asarray(gap, float), np.asarray(rate, float)
-    ok = (rate > 0) & np.isfinite(gap) & (gap > 0)
-    if not ok.any():
-        return None
-    return snap.t + max(float((gap[ok] / rate[ok]).min()), 1e-9)
 
 
 @register
@@ -68,9 +41,7 @@ class FifoLm(Policy):
     name = 'fifo-lm'
     params = {'threshold_mb': 100.0}
     progress = True                    # heaviness is bytes sent
-
-    def finest_bytes(self):
-        return self.threshold_mb * 2 ** 20
+    finest_param = 'threshold_mb'
 
     def decide(self, snap):
         thr = self.finest_bytes()

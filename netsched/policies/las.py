@@ -1,8 +1,7 @@
 """LAS: least attained service per job (the Tiresias-style baseline)."""
 import numpy as np
 
-from .base import Decision, Policy
-from .fifolm import next_crossing, rate_estimate
+from .base import Decision, Policy, next_crossing, rate_estimate
 from .registry import register
 
 
@@ -42,13 +41,11 @@ class Las(Policy):
     name = 'las'
     params = {'first_mb': 10.0, 'multiplier': 10.0, 'quantum_mb': 1.0}
     progress = True                    # service is bytes sent
+    finest_param = 'first_mb'
 
     def thresholds(self, q):
         return self.first_mb * 2 ** 20 * float(self.multiplier) ** \
             np.arange(max(int(q) - 1, 0))
-
-    def finest_bytes(self):
-        return self.first_mb * 2 ** 20
 
     def service(self, snap):
         """Per coflow: its job's key (id), the job's attained service

@@ -45,7 +45,7 @@ class ByteScheduler(Policy):
     with no bound on what is already in flight), the order and the
     credit are per worker, across its connections. The sender is Prophet's
     tail from the first iteration, without profiling or blocks (the
-    ``bytescheduler`` mode of ``workload/prophet.py``, which both
+    ``bytescheduler`` mode of ``host/prophet.py``, which both
     backends' executors run); a job asks for it itself with ``send_order:
     bytescheduler``. Reconstructed: ByteScheduler tunes the partition
     size and the credit online (Bayesian optimisation); here both are

@@ -13,7 +13,7 @@ class Prophet(Policy):
     priority order under a byte credit. Nothing in the network: every
     switch shares links per flow as under fair sharing (``static``).
 
-    The plan and the sender are in ``workload/prophet.py`` (no numpy:
+    The plan and the sender are in ``host/prophet.py`` (no numpy:
     the emulator's agents run it too, on the system Python); both
     backends' executors call that code. This class only asks the
     workload for it: every job's gradient sends go through a Prophet

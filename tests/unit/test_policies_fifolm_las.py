@@ -316,3 +316,30 @@ def test_fifolm_and_las_run_on_the_simulator(tmp_path, queues):
         s = simulate(tmp_path, policy, queues)
         assert s['totals']['coflows_done'] == n
         assert s['totals']['jobs_done'] == 2
+
+
+# --- Aalo's next decision ----------------------------------------------
+
+def test_aalo_asks_again_at_a_just_started_coflows_crossing():
+    """A coflow whose flows have just started has no rate yet; Aalo must
+    still ask again when it may cross its threshold, at its path's
+    capacity (1 MiB/s here), or a backend that decides only when asked
+    demotes it late (a ring's coflow: chunk after chunk just started)."""
+    aalo = policies.make('aalo', {'first_mb': 1.0})
+    # c0 sent 0.25 MiB, its flow at rate 0 (just started): 0.75 MiB at
+    # 1 MiB/s crosses at t + 0.75 s
+    d = aalo.decide(snap([(0, 0, 0.0, None)], [0.25], t=2.0))
+    assert d.recheck_at == pytest.approx(2.75)
+    # sending at 0.5 MiB/s: the measured rate rules, t + 1.5 s
+    d = aalo.decide(snap([(0, 0, 0.5, None)], [0.25], t=2.0))
+    assert d.recheck_at == pytest.approx(3.5)
+    # the earliest of two coflows: c1, 0.1 MiB short at 1 MiB/s (its
+    # flow not started), against c0 0.75 MiB short -> t + 0.1 s; c0 in
+    # queue 1 (beyond 1 MiB) waits for the 10 MiB threshold
+    d = aalo.decide(snap([(0, 0, 0.0, None), (1, 1, 0.0, None)],
+                         [1.5, 0.9], t=1.0))
+    assert d.coflow_rank.tolist() == [1, 0]
+    assert d.recheck_at == pytest.approx(1.1)
+    # nothing moving toward a threshold: no recheck
+    d = aalo.decide(snap([], [0.25]))
+    assert d.recheck_at is None
