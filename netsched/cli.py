@@ -506,7 +506,7 @@ def _resolution(exp, plan):
         if hops - 1 > median:
             print('  warning: median transfer %.1f emulated packets: busy '
                   'hops may add %.0f ms per transfer that the fluid model '
-                  'lacks (README, "What the emulator resolves")'
+                  'lacks (docs/emulation.md)'
                   % (median, (hops - 1) * pkt_s * 1e3))
     windows, _, raised = exp.threshold_floor
     if raised:

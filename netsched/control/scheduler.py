@@ -361,7 +361,7 @@ class Scheduler:
         FIFO 19.6% vs 17.0% per coflow, without vs with), and the
         allocation at every decision doubled the controller's decision
         time with 10 jobs under SEBF. The measuring knob
-        ``scheduler.hold_starved`` (README "What the emulator resolves")
+        ``scheduler.hold_starved`` (docs/emulation.md)
         holds them all the same (``hold_only``: the rest go unlimited)."""
         # one flow per connection: the transfer its sender writes. The
         # others in flight on it are written whole and only drain; as

@@ -253,8 +253,8 @@ def _traffic_end(m):
 
 
 def circuit_summary(m, g=None):
-    """summary.json's ``circuits`` (None without circuit events; the
-    README's "summary.json"). Bytes come from the ``links`` samples of a
+    """summary.json's ``circuits`` (None without circuit events;
+    docs/experiment-format.md). Bytes come from the ``links`` samples of a
     circuit's two ToR->plane links while it was live (a ToR's port on a
     plane carries only the circuit live on it; a sample that spans two
     circuits of a port is split by their time live in it), converted

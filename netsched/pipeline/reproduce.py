@@ -335,7 +335,7 @@ def headline(study, rows):
 
 
 def markdown(heads):
-    """The reproduction table as Markdown (README, reproduction.md)."""
+    """The reproduction table as Markdown (docs/reproduction.md)."""
     lines = ['| study | policy | against | metric | paper | paper\'s figure '
              '| simulator, 8 classes | simulator, full order | emulator '
              '| over the axis |',

@@ -4,7 +4,7 @@ crosscheck`. The rankings must agree (no pair of policies in opposite
 orders beyond a 5% tie) and the emulator's mean per-job and per-coflow
 errors against the simulator must stay within bounds: the benchmark's
 targets (jobs 10%, coflows 15%) where the emulator meets them, and where
-it does not, the bound README's fidelity figures give with the cause
+it does not, the bound docs/fidelity.md gives with the cause
 (`make bench-fidelity` measures the spread)."""
 import json
 import os

@@ -1,6 +1,7 @@
-"""The import rules the layout promises (README, "Layout"), checked over
-every import statement of the package, the controller apps and the
-topology files -- including imports inside functions."""
+"""The import rules the layout promises (docs/design.md, "Layout and
+import rules"), checked over every import statement of the package, the
+controller apps and the topology files -- including imports inside
+functions."""
 import ast
 import os
 import subprocess

@@ -212,7 +212,7 @@ def test_stable_classes_properties_on_random_orders():
 
 def test_floor_release_frees_the_first_coflow_at_the_last_class():
     """release_floor (the backends' measuring knob scheduler.floor_release,
-    README): coflows ranked apart all at the last class (the drift of
+    docs/experiment-format.md): coflows ranked apart all at the last class (the drift of
     classes that only move down): the first-ranked leaves it, as a new
     coflow would be placed; without it they stay tied."""
     rank, cur = np.array([0, 1, 2]), np.array([7, 7, 7])

@@ -510,7 +510,7 @@ def test_a_bad_job_description_is_refused_whole():
 
 
 def test_hold_starved_knob_holds_what_strict_priority_starves():
-    """scheduler.hold_starved (a measuring knob, README; the fabric
+    """scheduler.hold_starved (a measuring knob, docs/experiment-format.md; the fabric
     description's ``scheduler``): under a policy that only orders
     coflows, the transfers the fluid allocation gives nothing are held at
     their senders and the rest go as fast as their class lets them;
