@@ -1,22 +1,15 @@
-"""benchmarks/tcp_probe.py's parsing and analysis (the capture itself
-needs root and a running emulation: used by hand, docs/emulation.md, "What the
-emulator resolves")."""
-import importlib.util
+"""The TCP probe's parsing and analysis (netsched.emulator.probe; the
+capture itself needs root and a running emulation: used by hand through
+benchmarks/tcp_probe.py, docs/emulation.md)."""
 import json
-import os
 import socket
 import struct
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from netsched.emulator import probe as _probe
 
 
 def probe():
-    spec = importlib.util.spec_from_file_location(
-        'tcp_probe', os.path.join(ROOT, 'benchmarks', 'tcp_probe.py'))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return _probe
 
 
 def frame(src, dst, sport, dport, seq, ack, payload, dscp, flags=0x10,
