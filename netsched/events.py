@@ -2,7 +2,7 @@
 
 One object per line, always with ``t`` (seconds since the run started,
 data-center units) and ``ev``. The kinds, their fields, and which metric
-reads them are listed in experiments/README.md ("Event log"). Both
+reads them are listed in docs/experiment-format.md ("events.jsonl"). Both
 backends write the same kinds, so metrics cannot tell them apart.
 """
 import json

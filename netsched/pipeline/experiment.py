@@ -1,7 +1,7 @@
 """Experiment files: read, check, and turn into one validated Experiment.
 
 An experiment is a YAML mapping; the keys are documented in
-experiments/README.md. Every problem is reported as a ConfigError that
+docs/experiment-format.md. Every problem is reported as a ConfigError that
 names the file, the key path and the bad value, before anything starts.
 
 Units. Everything in the file is in data-center units: link rates in

@@ -3,7 +3,7 @@ figures: netsched.pipeline.plots).
 
 Everything here reads only the event log (netsched.events), so both
 backends get identical treatment. summary.json is a stable format
-(``format: netsched-summary/1``), documented in experiments/README.md.
+(``format: netsched-summary/1``), documented in docs/experiment-format.md.
 """
 import csv
 import json

@@ -18,7 +18,7 @@ set_circuits``) and moves the active flows whose paths change
 ``remove``/``add`` are the OCS's own state (no flow is on its ports
 then: ToRs leave and enter circuits in the ``route`` steps); the
 blackout ends by a timer. Logged: a ``circuit_decision`` event per
-decision, a ``circuits`` event per step (experiments/README.md).
+decision, a ``circuits`` event per step (docs/experiment-format.md).
 Circuits are (plane, ToR, ToR) names in the events and the network,
 (plane, i, j) indices in the scheduler and the Reconfig.
 """

@@ -98,8 +98,8 @@ def test_cassini_keeps_two_compatible_jobs_near_their_times_alone(tmp_path):
 
 def test_prophet_brings_front_layers_sooner_than_fifo(tmp_path):
     # ranked by front-layer latency: by iteration time Prophet, FIFO and
-    # p3 are within 2-14% of each other on both backends (experiments/
-    # README.md: the fluid model charges nothing per partition)
+    # p3 are within 2-14% of each other on both backends (docs/
+    # reproduction.md: the fluid model charges nothing per partition)
     rep, why = check('prophet', ['prophet', 'fair'], 'front_tensor_s',
                      tmp_path)
     pro, fifo = (summary(tmp_path, 'emu', p)['totals']['front_tensor_s']

@@ -132,7 +132,8 @@ def test_controller_dscp_is_on_the_wire_downstream(fab):
 
 def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
         fab, tmp_path):
-    """The worked example of the README: a fabric up with the controller
+    """The worked example of docs/emulation.md ("Running the emulator by
+    hand"): a fabric up with the controller
     running SEBF, `netsched run EXP --attach SOCKET`, and one agent per
     host started by hand with the command it prints. The run completes,
     the controller's decisions reach the event log, and a second run on
