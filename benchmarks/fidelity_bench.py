@@ -47,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from netsched.errors import ConfigError  # noqa: E402
-from netsched.pipeline import crosscheck, experiment  # noqa: E402
+from netsched.pipeline import crosscheck, experiment, overrides  # noqa: E402
 from netsched.pipeline import fidelity  # noqa: E402
 from netsched.pipeline.fidelity import (  # noqa: E402
     METRIC, POLICIES, TARGET, TIE)
@@ -67,9 +67,21 @@ def main(argv=None):
                     "benchmark's DIR (its <experiment>/emu-<policy>-<rep>) "
                     'instead of running them: the simulator models '
                     'against the same emulator runs')
+    ap.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                    help='an experiment key for every run of the matrix, on '
+                    'both backends (class_map=share); repeatable')
     ap.add_argument('--out')
     a = ap.parse_args(argv)
     policies = a.policies.split(',')
+    sets = []
+    try:
+        for text in a.set:
+            path, values = overrides.parse(text)
+            if len(values) != 1:
+                raise ConfigError('--set %s: one value per key here' % text)
+            sets.append((path, values[0]))
+    except ConfigError as e:
+        sys.exit('fidelity_bench: %s' % e)
     models = a.sim_packets.split(',')
     bad = [m for m in models if m not in experiment.SIM_PACKETS]
     if bad or not models or len(set(models)) != len(models):
@@ -94,10 +106,11 @@ def main(argv=None):
         pass
 
     # check every experiment under every policy before anything runs
-    loaded = {(n, 'emu', p): experiment.load(path, backend='emu', policy=p)
+    loaded = {(n, 'emu', p): experiment.load(path, backend='emu', policy=p,
+                                             sets=sets)
               for n, path in exps.items() for p in policies}
     loaded.update({(n, m, p): experiment.load(path, backend='sim', policy=p,
-                                              sim_packets=m)
+                                              sim_packets=m, sets=sets)
                    for n, path in exps.items() for m in models
                    for p in policies})
     sims = {m: {} for m in models}        # model -> experiment -> totals
