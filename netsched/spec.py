@@ -258,3 +258,21 @@ def summary(cls, module_first=False, width=100):
     if len(text) > width:
         text = text[:width - 3].rsplit(' ', 1)[0].rstrip(',;:') + '...'
     return text
+
+
+def catalogue(registry, kind, group, make, where):
+    """Every name of a registry and its entry-point group: [(name, origin,
+    instance with default parameters, or the ConfigError making it
+    raised)], built-ins first, then entry points, each by name; an entry
+    point that fails to load is listed with its error rather than hiding
+    the others."""
+    eps = entry_points(registry, kind, group, where)
+    out = []
+    for name in sorted(registry) + sorted(eps):
+        origin = ('built-in' if name in registry else
+                  'entry point %s' % eps[name].value)
+        try:
+            out.append((name, origin, make(name, where=where)))
+        except ConfigError as e:
+            out.append((name, origin, e))
+    return out

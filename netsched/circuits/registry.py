@@ -41,16 +41,7 @@ def catalogue(where='netsched policies'):
     built-ins first, then entry points, each by name."""
     from . import load_all
     load_all()
-    eps = spec.entry_points(REGISTRY, 'circuit scheduler', GROUP, where)
-    out = []
-    for name in sorted(REGISTRY) + sorted(eps):
-        origin = ('built-in' if name in REGISTRY else
-                  'entry point %s' % eps[name].value)
-        try:
-            out.append((name, origin, make(name, where=where)))
-        except spec.ConfigError as e:
-            out.append((name, origin, e))
-    return out
+    return spec.catalogue(REGISTRY, 'circuit scheduler', GROUP, make, where)
 
 
 def describe(sched):

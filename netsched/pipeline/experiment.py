@@ -250,6 +250,14 @@ class _Checker:
             self.fail(key, 'must be true or false, got %r' % (v,))
         return v
 
+    def items(self, key, what='', default=None, required=False):
+        """A non-empty list (``what``: of what, for the message)."""
+        v = self.get(key, default, required)
+        if not isinstance(v, list) or not v:
+            self.fail(key, 'must be a non-empty list%s, got %r'
+                      % (' of ' + what if what else '', v))
+        return v
+
     def done(self):
         extra = sorted(set(self.d) - self.used, key=str)
         if extra:
@@ -435,9 +443,7 @@ def _tuning(where, d, hosts, models_dir, index):
                 c.fail('placement', '[%d] lists %d hosts; a configuration '
                        'needs %d' % (i, len(hs), need))
         base = dataclasses.replace(base, placement=tuple(placed))
-    stages = c.get('stages', required=True)
-    if not isinstance(stages, list) or not stages:
-        c.fail('stages', 'must be a non-empty list of {iterations, keep}')
+    stages = c.items('stages', '{iterations, keep}', required=True)
     out = []
     for i, sd in enumerate(stages):
         sc = _Checker('%s: stages[%d]' % (where, i), sd)

@@ -86,9 +86,7 @@ def load(path):
     c = _checker(path, d if d is not None else {})
     seeds = sweep.parse_seeds(_text(c, 'seeds', '1-5'))
     emu_seeds = sweep.parse_seeds(_text(c, 'emulator_seeds', '1-3'))
-    raw = c.get('studies', required=True)
-    if not isinstance(raw, list) or not raw:
-        c.fail('studies', 'must be a non-empty list')
+    raw = c.items('studies', required=True)
     c.done()
     base = os.path.dirname(os.path.abspath(path))
     studies = [_study('%s: studies.%d' % (path, i), s, base)
@@ -145,9 +143,7 @@ def _study(where, d, base):
                'sets it)' % key)
     exact = c.flag('exact')
     emu = c.flag('emulator', True)
-    raw = c.get('claims', required=True)
-    if not isinstance(raw, list) or not raw:
-        c.fail('claims', 'must be a non-empty list')
+    raw = c.items('claims', required=True)
     claims = []
     for i, r in enumerate(raw):
         cc = _checker('%s: claims.%d' % (where, i), r)
@@ -172,9 +168,7 @@ def _study(where, d, base):
 
 
 def _values(c, key, default=None, required=False):
-    v = c.get(key, default, required)
-    if not isinstance(v, list) or not v:
-        c.fail(key, 'must be a non-empty list of values, got %r' % (v,))
+    v = c.items(key, 'values', default, required)
     if len(set(map(overrides.value_text, v))) != len(v):
         c.fail(key, 'names a value twice: %r' % (v,))
     return list(v)

@@ -40,16 +40,7 @@ def catalogue(where='netsched policies'):
     load is listed with its error rather than hiding the others."""
     from . import load_all
     load_all()
-    eps = spec.entry_points(REGISTRY, 'policy', GROUP, where)
-    out = []
-    for name in sorted(REGISTRY) + sorted(eps):
-        origin = ('built-in' if name in REGISTRY else
-                  'entry point %s' % eps[name].value)
-        try:
-            out.append((name, origin, make(name, where=where)))
-        except spec.ConfigError as e:
-            out.append((name, origin, e))
-    return out
+    return spec.catalogue(REGISTRY, 'policy', GROUP, make, where)
 
 
 def describe(policy):
