@@ -59,7 +59,7 @@ def register(fab, agents):
 
 
 def test_controller_dscp_is_on_the_wire_downstream(fab):
-    from scapy.all import IP, TCP, AsyncSniffer
+    from scapy.all import IP, TCP, AsyncSniffer, conf
     agents = []
     try:
         register(fab, agents)
@@ -88,6 +88,9 @@ def test_controller_dscp_is_on_the_wire_downstream(fab):
                 assert m['op'] == 'classes' and list(m['classes']) == [coflow]
                 told = m['classes'][coflow]
         assert d['coflows']['small/0']['class'] == 0
+        # scapy keeps the interfaces' indexes it first read: an earlier
+        # fabric's sr-eth1 is gone, this one's has another index
+        conf.ifaces.reload()
         # (no libpcap here: a Python-side filter instead of BPF)
         sniffers = {sport: AsyncSniffer(
             iface='sr-eth%d' % fab.g['sr'][dst]['ports']['sr'], store=True,
