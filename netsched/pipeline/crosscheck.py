@@ -145,5 +145,5 @@ def table(report):
                      '(ties within %g%%)' % (100 * report['tie']))
     else:
         lines.append('the backends DISAGREE on: %s' % ', '.join(
-            '%s vs %s' % pq for pq in report['disagreements']))
+            '%s vs %s' % tuple(pq) for pq in report['disagreements']))
     return '\n'.join(lines)

@@ -45,3 +45,19 @@ def test_cli_reports_bad_policies_without_a_traceback(capsys):
                      '--policies', 'fair,nope']) == 2
     err = capsys.readouterr().err
     assert "unknown policy 'nope'" in err and 'Traceback' not in err
+
+
+def test_table_of_a_report_read_back_from_its_json():
+    """A report that disagrees, as report.write reads it back from
+    crosscheck.json (pairs become lists), renders its pairs."""
+    import json
+    rep = {'metric': 'avg_cct_s', 'tie': 0.05,
+           'totals': {'sim': {'a': 1.0, 'b': 2.0},
+                      'emu': {'a': 2.0, 'b': 1.0}},
+           'errors': {'a': {'job jct_s': 0.1, 'coflow cct_s': None},
+                      'b': {'job jct_s': None, 'coflow cct_s': 0.2}},
+           'ranking': {'sim': ['a', 'b'], 'emu': ['b', 'a']},
+           'disagreements': [('a', 'b')], 'agree': False}
+    back = json.loads(json.dumps(rep))
+    assert back['disagreements'] == [['a', 'b']]
+    assert 'the backends DISAGREE on: a vs b' in crosscheck.table(back)
