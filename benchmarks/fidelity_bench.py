@@ -73,13 +73,8 @@ def main(argv=None):
     ap.add_argument('--out')
     a = ap.parse_args(argv)
     policies = a.policies.split(',')
-    sets = []
     try:
-        for text in a.set:
-            path, values = overrides.parse(text)
-            if len(values) != 1:
-                raise ConfigError('--set %s: one value per key here' % text)
-            sets.append((path, values[0]))
+        sets = overrides.single(a.set, 'the matrix runs one setting')
     except ConfigError as e:
         sys.exit('fidelity_bench: %s' % e)
     models = a.sim_packets.split(',')

@@ -266,27 +266,13 @@ def status_text(sw, d):
 
 
 def _experiment(a):
-    from .pipeline import experiment
+    from .pipeline import experiment, overrides
     return experiment.load(a.experiment, backend=getattr(a, 'backend', None),
                            policy=getattr(a, 'policy', None),
                            trace=getattr(a, 'trace', None),
                            circuits=getattr(a, 'circuits', None),
                            seed=getattr(a, 'seed', None),
-                           sets=_single_sets(getattr(a, 'set', None)))
-
-
-def _single_sets(items):
-    """run/check's --set KEY=VALUE: one value each (a list of values is
-    a sweep)."""
-    from .pipeline import overrides
-    out = []
-    for text in items or ():
-        path, values = overrides.parse(text)
-        if len(values) != 1:
-            raise NetschedError('--set %s: one value here; several values '
-                                'are a sweep (netsched sweep)' % text)
-        out.append((path, values[0]))
-    return out
+                           sets=overrides.single(getattr(a, 'set', None)))
 
 
 def cmd_sweep(a):

@@ -41,6 +41,18 @@ def parse(text, where='--set'):
     return path, values
 
 
+def single(items, why='several values are a sweep (netsched sweep)'):
+    """``--set KEY=VALUE`` texts with one value each (a list of values is
+    a sweep): [(path, value)]."""
+    out = []
+    for text in items or ():
+        path, values = parse(text)
+        if len(values) != 1:
+            raise ConfigError('--set %s: one value here; %s' % (text, why))
+        out.append((path, values[0]))
+    return out
+
+
 def split_key(key, where='--set'):
     """``jobs.0.workers`` -> ('jobs', 0, 'workers')."""
     path = []
