@@ -223,6 +223,10 @@ class NetschedController(fw.App):
                             round((t_done - t_in) * 1e3, 3)})
         if not records:
             return
+        for r in records:           # the core leaves these to the shell
+            if 'applied_ms' in r and r['applied_ms'] is None \
+                    and t_done is not None:
+                r['applied_ms'] = round((t_done - t_in) * 1e3, 3)
         with self.io_lock:
             if self.decision_log is None:
                 return
@@ -328,6 +332,28 @@ class NetschedController(fw.App):
             (self._dpid(ev.msg.datapath), ev.msg.xid), None)
         if done is not None:
             done()
+
+    @fw.set_ev_cls(fw.ofp_event.EventOFPPortStatus, fw.MAIN_DISPATCHER)
+    def on_port_status(self, ev):
+        """A port went down or came back (a link's carrier, or its
+        administrative state): the core reroutes around the links down
+        and the new routes go out like any decision, logged with the
+        time until every switch confirmed them."""
+        msg = ev.msg
+        dpid = self._dpid(msg.datapath)
+        if dpid is None:
+            return
+        o, desc = msg.datapath.ofproto, msg.desc
+        up = msg.reason != o.OFPPR_DELETE and not (
+            desc.state & o.OFPPS_LINK_DOWN or desc.config & o.OFPPC_PORT_DOWN)
+        with self.core_lock:
+            now = time.monotonic()
+            out = self.core.on_port_status(dpid, desc.port_no, up, now)
+        if out.log:
+            self.logger.info('port %s of %016x %s: rerouting (%d flow mods)',
+                             desc.port_no, dpid, 'up' if up else 'down',
+                             out.n_mods)
+        self._apply(out, now)
 
     @fw.set_ev_cls(fw.ofp_event.EventOFPStateChange, fw.DEAD_DISPATCHER)
     def on_dead(self, ev):

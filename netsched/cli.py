@@ -423,6 +423,10 @@ def cmd_check(a):
                  if exp.circuits[1] else '', len(tors), len(planes),
                  g[tors[0]][planes[0]]['capacity_bps'] / 1e9, up / 1e9,
                  g.graph['reconfig_s'] * 1e3))
+    for f in exp.faults:
+        print('  fault: %s %s down at %g s, %s' % (
+            f.kind, f.target, f.at_s, 'back at %g s' % f.until_s
+            if f.until_s is not None else 'for the rest of the run'))
     if exp.backend == 'emu':
         _resolution(exp, plan)
     if plan is not None:

@@ -217,6 +217,8 @@ class Network:
         self._caches = {}
         self.max_hops = 1
         self.packet_bytes = None
+        self.down = frozenset()          # link_ids down now (faults)
+        self.live = g                    # the graph less those links
         self.set_circuits(frozenset())
 
     def set_packets(self, packet_bytes):
@@ -258,7 +260,16 @@ class Network:
         topology.circuit tuples): path_id routes over them as the ToRs
         do. Path ids already given out keep their links."""
         self.circuits = frozenset(circuits)
-        self._cache = self._caches.setdefault(self.circuits, {})
+        self._cache = self._caches.setdefault((self.circuits, self.down), {})
+
+    def set_down(self, down):
+        """The links down from now on (a set of topology.link_id names;
+        a failed switch is all of its links): path_id routes around
+        them as the switches do once the controller has rerouted. Path
+        ids already given out keep their links."""
+        self.down = frozenset(down)
+        self.live = topo.without(self.g, self.down)
+        self._cache = self._caches.setdefault((self.circuits, self.down), {})
 
     def path_id(self, src, dst, sport=0, dport=0, proto=6):
         key = (src, dst) if self.big_switch else (src, dst, sport, dport)
@@ -270,7 +281,7 @@ class Network:
         else:
             ft = routing.FiveTuple(self.ips[src], self.ips[dst], proto,
                                    sport, dport)
-            hops = routing.path_links(self.g, ft, self.circuits)
+            hops = routing.path_links(self.live, ft, self.circuits)
         links = tuple(self.index[h] for h in hops)
         pid = self._path_ids.get(links)
         if pid is None:

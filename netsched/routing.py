@@ -96,7 +96,7 @@ def salt(g, switch):
     for an optical circuit switch, which has no shortest paths)."""
     if g.nodes[switch]['role'] == topo.OCS:
         return 0
-    return min(d[switch] for d in _dist(g).values()) - 1
+    return _tier(topo.base_of(g), switch) - 1
 
 
 _DIST_CACHE = weakref.WeakKeyDictionary()
@@ -115,6 +115,61 @@ def _dist(g):
     return d
 
 
+def _tier(g, node):
+    """Hop distance to the nearest host in the whole fabric ``g``."""
+    return min(d[node] for d in _dist(g).values())
+
+
+_UPDOWN_CACHE = weakref.WeakKeyDictionary()
+
+
+def _updown(g, dst):
+    """Valley-free path lengths to host ``dst`` over a fabric with links
+    down (topology.without): {node: (down, any)}, ``down`` the length of
+    the shortest path that only descends tiers, ``any`` of the shortest
+    that climbs and then descends (inf: none)."""
+    per = _UPDOWN_CACHE.setdefault(g, {})
+    if dst in per:
+        return per[dst]
+    base = topo.base_of(g)
+    tier = {n: _tier(base, n) for n in g if g.nodes[n]['role'] != topo.OCS}
+    order = sorted(tier, key=tier.get)
+    down = {n: math.inf for n in tier}
+    down[dst] = 0
+    for n in order:                  # lower tiers first
+        for m in g[n]:
+            if m in tier and tier[m] < tier[n] and (
+                    m == dst or g.nodes[m]['role'] != topo.HOST):
+                down[n] = min(down[n], down[m] + 1)
+    best = dict(down)
+    for n in reversed(order):        # higher tiers first
+        for m in g[n]:
+            if m in tier and tier[m] > tier[n]:
+                best[n] = min(best[n], best[m] + 1)
+    per[dst] = out = {n: (down[n], best[n]) for n in tier}
+    return out
+
+
+def _updown_hops(g, node, dst):
+    """Next hops with links down: descend if a descending path is left,
+    else climb towards the shortest valley-free one (as the fabric's
+    routing protocol would: a fat-tree's BGP withdraws a route rather
+    than send it down and up again through another switch)."""
+    lengths = _updown(g, dst)
+    base = topo.base_of(g)
+    here_down, here = lengths.get(node, (math.inf, math.inf))
+    if here_down < math.inf:
+        want = [m for m in g[node] if _tier(base, m) < _tier(base, node)
+                and lengths.get(m, (math.inf,))[0] == here_down - 1
+                and (m == dst or g.nodes[m]['role'] != topo.HOST)]
+    elif here < math.inf:
+        want = [m for m in g[node] if _tier(base, m) > _tier(base, node)
+                and lengths.get(m, (0, math.inf))[1] == here - 1]
+    else:
+        want = []
+    return sorted(want, key=lambda m: topo.port(g, node, m))
+
+
 def next_hops(g, node, dst, circuits=()):
     """Neighbours of node one hop closer to host dst, ordered by the
     port number they sit behind (the ECMP index order). With live
@@ -126,6 +181,8 @@ def next_hops(g, node, dst, circuits=()):
             return via
     if g.nodes[node]['role'] == topo.OCS:
         return []
+    if topo.base_of(g) is not g:
+        return _updown_hops(g, node, dst)
     d = _dist(g)[dst]
     here = d[node]
     cand = [m for m in g[node] if d.get(m, math.inf) == here - 1

@@ -17,6 +17,7 @@ import collections
 import ipaddress
 import json
 import numbers
+import weakref
 
 import networkx as nx
 
@@ -359,6 +360,39 @@ def by_dpid(g):
 
 def host_by_ip(g):
     return {d['ip']: n for n, d in g.nodes(data=True) if d['role'] == HOST}
+
+
+def without(g, down):
+    """The fabric as it is while the links ``down`` (a set of link_id
+    names) are down: the same graph less those links, one object per set
+    so that routing's per-graph caches hold (a failed switch is every
+    link of it down). Nothing is removed for an empty set."""
+    down = frozenset(down)
+    if not down:
+        return g
+    cache = _LIVE.setdefault(g, {})
+    live = cache.get(down)
+    if live is None:
+        live = g.copy()
+        live.remove_edges_from([(u, v) for u, v in g.edges()
+                                if link_id(u, v) in down])
+        live.graph['base'] = g
+        cache[down] = live
+    return live
+
+
+def base_of(g):
+    """The whole fabric a graph of :func:`without` was made from (the
+    graph itself if it is whole): its tiers and hash salts stay."""
+    return g.graph.get('base', g)
+
+
+def switch_links(g, switch):
+    """The link_id of every link of ``switch``: what goes down with it."""
+    return frozenset(link_id(switch, m) for m in g[switch])
+
+
+_LIVE = weakref.WeakKeyDictionary()
 
 
 def link_id(u, v):

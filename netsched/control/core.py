@@ -66,6 +66,10 @@ class ControllerCore:
         if self.scheduler is not None and self.circuits is not None:
             self.scheduler.track_transfers = bool(circuits.needs)
         self.load = LinkLoad(g, net, scale)
+        self.net = net
+        self.ports_down = set()         # (switch, port) reported down
+        self.links_down = frozenset()   # link_ids routed around now
+        self.routes = {}                # dpid -> route rules it holds
 
     @classmethod
     def from_description(cls, desc):
@@ -95,8 +99,9 @@ class ControllerCore:
             return None
         self.connected.add(dpid)
         self.ready.discard(dpid)
-        mods = of.switch_program(self.g, sw) if self.circuits is None \
+        mods = of.switch_program(self.live(), sw) if self.circuits is None \
             else self.circuits.program(sw)
+        self.routes[dpid] = mods[1:]
         if dpid in self.ingress:
             mods += [self._rule_mod(i) for i in sorted(self.rules)]
             if self.scheduler is not None:
@@ -113,6 +118,60 @@ class ControllerCore:
         """Transmitted-byte counters {port: bytes} of one switch."""
         if dpid in self.connected:
             self.load.update(dpid, tx_bytes, now)
+
+    def live(self):
+        """The topology less the links down now: what routes follow."""
+        return topo.without(self.g, self.links_down)
+
+    def on_port_status(self, dpid, port, up, now):
+        """A switch port went down or came back (OFPT_PORT_STATUS): a link
+        counts as down while either of its ends is, and when the set of
+        links down changes every connected switch gets the difference
+        between its old routes and its routes around them (next-hop sets
+        skip the dead links; a set left with one port becomes a plain
+        output). The Outcome's 'reroute' record has ``applied_ms`` None
+        until the shell fills it in from the switches' barriers."""
+        sw = self.switch_of.get(dpid)
+        out = Outcome({}, {}, [])
+        if sw is None or self.circuits is not None:
+            return out               # a hybrid fabric routes by circuits
+        try:
+            peer = topo.neighbor_on_port(self.g, sw, port)
+        except KeyError:
+            return out               # a port not of the topology (LOCAL)
+        (self.ports_down.discard if up else self.ports_down.add)((sw, port))
+        down = frozenset(
+            topo.link_id(u, topo.neighbor_on_port(self.g, u, p))
+            for u, p in self.ports_down
+            if self.g.nodes[topo.neighbor_on_port(self.g, u, p)]['role']
+            != topo.HOST)
+        if down == self.links_down:
+            return out
+        self.links_down = down
+        new = self.live()
+        for s in topo.switches(self.g):
+            dpid = self.dpid(s)
+            if dpid not in self.connected:
+                continue
+            have, want = self.routes[dpid], of.route_rules(new, s)
+            d = of.rule_diff(have, want, keep_unused_sets=True)
+            if d:
+                out.mods[dpid] = d
+                gone = {(m.table, m.priority, m.match) for m in d
+                        if m.command != 'add'}
+                key = lambda m: (m.table, m.priority, m.match)  # noqa: E731
+                held = {key(m): m for m in have if key(m) not in gone}
+                held.update((key(m), m) for m in want)
+                self.routes[dpid] = list(held.values())
+        self.net.set_down(down)
+        if self.scheduler is not None:
+            self.scheduler.demand.reroute()
+        out.log.append({'kind': 'reroute', 't': now,
+                        'link': topo.link_id(sw, peer),
+                        'up': bool(up), 'links_down': sorted(down),
+                        'flow_mods': out.n_mods, 'applied_ms': None})
+        out.mods = self._connected_only(out.mods)
+        return out
 
     def on_disconnect(self, dpid):
         """A switch went away: nothing goes to it until it reconnects and
@@ -231,8 +290,9 @@ class ControllerCore:
         left its clock (the run's agreement with the simulator depended
         on set-up time)."""
         t0 = req.get('t0')
+        # not NaN, inf nor an int past float's range: no start time
         if isinstance(t0, bool) or not isinstance(t0, (int, float)) \
-                or t0 != t0:
+                or not -1e300 < t0 < 1e300:
             raise NetschedError('start: t0 must be a number, got %r' % (t0,))
         if self.circuits is not None:
             self.circuits.start_at(float(t0))
@@ -258,6 +318,10 @@ class ControllerCore:
             self.rules.clear()
             return _reply({'cleared': 'all'},
                           self._to_ingress([of.classify_delete()]))
+        # a list for an id raised TypeError (unhashable) below
+        if isinstance(rid, bool) or not isinstance(rid, int):
+            raise NetschedError('clear_class: id must be a rule id (an '
+                                'integer), got %r' % (rid,))
         if rid not in self.rules:
             raise NetschedError('no classification rule with id %r' % rid)
         del self.rules[rid]

@@ -104,11 +104,25 @@ def delete_all():
     return FlowMod(table=ALL_TABLES, command='delete')
 
 
+METADATA_MASK = (1 << 64) - 1
+
+
+def set_id(ports):
+    """A next-hop set's id, written into the metadata: the bitmask of its
+    ports, so that a set keeps its id (and its ECMP rules stay as they
+    are) when a link failure adds or removes other sets."""
+    if max(ports) > 64:
+        raise ConfigError('port %d: ECMP next-hop sets are port bitmasks in '
+                          'the 64-bit metadata, so ports stop at 64'
+                          % max(ports))
+    return sum(1 << (p - 1) for p in set(ports))
+
+
 def _portsets(g, switch, circuits=()):
-    """Forwarding table plus an id (1..) for every multi-port set."""
+    """Forwarding table plus the id of every multi-port set."""
     table = routing.forwarding_table(g, switch, circuits)
     sets = sorted({p for p in table.values() if len(p) > 1})
-    return table, {p: i + 1 for i, p in enumerate(sets)}
+    return table, {p: set_id(p) for p in sets}
 
 
 def route_rules(g, switch, circuits=()):
@@ -132,7 +146,7 @@ def route_rules(g, switch, circuits=()):
             rules.append(FlowMod(FORWARD_TABLE, 100,
                                  _m(eth_type=ETH_IP, ipv4_dst=ip),
                                  goto=ECMP_TABLE,
-                                 metadata=(set_ids[ports], 0xffff),
+                                 metadata=(set_ids[ports], METADATA_MASK),
                                  cookie=ck))
         rules.append(FlowMod(FORWARD_TABLE, 100,
                              _m(eth_type=ETH_ARP, arp_tpa=ip),
@@ -147,7 +161,7 @@ def _ip_bits(v):
     return str(ipaddress.IPv4Address(v))
 
 
-def ecmp_rules(ports, set_id, salt=0, ck=0):
+def ecmp_rules(ports, sid, salt=0, ck=0):
     """Table-2 rules that pick one of ports by routing's 5-tuple hash
     (as read by a switch with this salt)."""
     n = len(ports)
@@ -158,7 +172,7 @@ def ecmp_rules(ports, set_id, salt=0, ck=0):
         fields = routing.hash_fields(n, proto is not None)
         for values in itertools.product(range(1 << b), repeat=len(fields)):
             v = 0
-            match = {'eth_type': ETH_IP, 'metadata': (set_id, 0xffff)}
+            match = {'eth_type': ETH_IP, 'metadata': (sid, METADATA_MASK)}
             if proto is not None:
                 match['ip_proto'] = proto
             for f, val in zip(fields, values):
@@ -207,18 +221,29 @@ def circuit_rules(g, circuit, command='add'):
     return out
 
 
-def rule_diff(old, new):
+def rule_diff(old, new, keep_unused_sets=False):
     """FlowMods that turn a switch's rules ``old`` into ``new`` (both
-    lists of 'add' FlowMods): deletes (strict) of the rules whose (table,
-    priority, match) is gone, first, then the rules that are new or
-    changed (an add replaces a rule of the same match and priority)."""
+    lists of 'add' FlowMods), in an order that drops no packet on the
+    way (a switch applies one connection's messages in order): the ECMP
+    rules of new next-hop sets first, then the other rules that are new
+    or changed (an add replaces a rule of the same match and priority:
+    a destination now pointing at a new set), and last the deletes
+    (strict) of the rules whose (table, priority, match) is gone.
+    ``keep_unused_sets``: leave the ECMP rules of next-hop sets no longer
+    used where they are (no rule points at them; a set's rules are the
+    same whenever it is used, so they serve it again when it returns):
+    a reroute then costs the switches fewer FlowMods."""
     key = lambda m: (m.table, m.priority, m.match)    # noqa: E731
     keep = {key(m) for m in new}
+    if keep_unused_sets:
+        keep |= {key(m) for m in old if m.table == ECMP_TABLE}
     have = set(old)
     dels = [FlowMod(m.table, m.priority, m.match, command='delete_strict',
                     cookie=m.cookie, cookie_mask=OWNER_MASK)
             for m in old if key(m) not in keep]
-    return dels + [m for m in new if m not in have]
+    adds = [m for m in new if m not in have]
+    return [m for m in adds if m.table == ECMP_TABLE] + \
+        [m for m in adds if m.table != ECMP_TABLE] + dels
 
 
 # --- classification (scheduling) ----------------------------------------

@@ -13,6 +13,7 @@ finish the job if the process is killed outright.
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -23,7 +24,8 @@ from .. import qos
 from .. import topology as topo
 from ..errors import ConfigError, NetschedError, PrerequisiteError
 from .controller import ControllerProcess
-from .mininet_adapter import _mininet, mininet_topo, switch_interfaces
+from .mininet_adapter import (_mininet, intf_name, mininet_topo,
+                              switch_interfaces)
 
 SNDBUF_BYTES = 64 << 20         # OVS shared tx buffer (see ovs.py)
 
@@ -128,6 +130,27 @@ class Fabric:
         self._procs.append(p)
         return p
 
+    def set_links(self, link_ids, up):
+        """Take links (topology.link_id names) down or bring them back:
+        one end's interface, whose veth peer loses its carrier with it,
+        so both switches report their port down, as with a cut cable,
+        and the controller reroutes."""
+        for lid in sorted(link_ids):
+            u, v = self._ends(lid)
+            name = intf_name(u, topo.port(self.g, u, v))
+            r = subprocess.run(['ip', 'link', 'set', 'dev', name,
+                                'up' if up else 'down'],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise NetschedError('cannot take %s %s: %s' % (
+                    name, 'up' if up else 'down', r.stderr.strip()))
+
+    def _ends(self, lid):
+        for u, v in self.g.edges():
+            if topo.link_id(u, v) == lid:
+                return u, v
+        raise NetschedError('no link %s in the fabric' % lid)
+
     @property
     def socket_path(self):
         """The controller's control socket."""
@@ -222,14 +245,17 @@ class Fabric:
         errors = []
         for p in reversed(self._procs):
             runstate.stop_pid(p.pid, runstate.proc_start(p.pid), 3)
+        # the controller first: taking the links away would otherwise
+        # have it reroute around every port as it goes (the switches fail
+        # secure meanwhile)
+        if self.controller is not None:
+            self.controller.stop()
         if self.net is not None:
             try:
                 self.net.stop()
             except Exception as e:          # keep tearing down
                 errors.append('mininet stop: %s' % e)
             self.net = None
-        if self.controller is not None:
-            self.controller.stop()
         left = self.state.remove_leftovers()
         if left:
             self.log('teardown removed leftovers: %s' % ', '.join(left))

@@ -134,6 +134,7 @@ class Coordinator:
                                jobs=list(st.jobs))
         sampler = LinkSampler(self.fab, self.exp.sample_s)
         sampler.start(t0)
+        faults = Faults(self.exp.faults, self.fab, self.log, t0)
         last_progress = time.monotonic()
         total = len(self.sends) + self.n_marks
         while self.recv_done < len(self.sends) or \
@@ -145,8 +146,9 @@ class Coordinator:
                                % self.exp.timeout_s)
                 self.say('timeout_s reached: stopping with what was measured')
                 break
-            for h, m in self.pool.poll(0.05):
+            for h, m in self.pool.poll(faults.wait_s(0.05)):
                 self._handle(h, m)
+            faults.apply_due()
             sampler.maybe_sample(self.log)
             self.decisions.copy(self.log, t0)
             self.pool.liveness()
@@ -323,6 +325,33 @@ class Coordinator:
         if nxt:
             self.log.write(t - self.t0, 'stage_start', stage=nxt[0].id,
                            group=st.group, jobs=list(nxt[0].jobs))
+
+
+class Faults:
+    """An experiment's faults (workload.faults) on the fabric, each at its
+    time after the common start ``t0``: the links' interfaces go down or
+    up and the event log says when (the controller's reroute comes
+    through its decision log). The poll waits no longer than the next
+    one is due."""
+
+    def __init__(self, faults, fab, log, t0):
+        from ..workload.faults import timeline
+        self.fab, self.log, self.t0 = fab, log, t0
+        self.todo = timeline(faults)
+
+    def wait_s(self, most):
+        if not self.todo:
+            return most
+        return min(most, max(0.0, self.t0 + self.todo[0][0]
+                             - time.monotonic()))
+
+    def apply_due(self):
+        while self.todo and time.monotonic() >= self.t0 + self.todo[0][0]:
+            _, what, f = self.todo.pop(0)
+            self.fab.set_links(f.links, what == 'up')
+            self.log.write(time.monotonic() - self.t0, 'fault', what=what,
+                           kind=f.kind, target=f.target,
+                           links=sorted(f.links))
 
 
 class DecisionLog:

@@ -172,6 +172,8 @@ class Experiment:
     # (windows, floor bytes, (param, old MB, new MB) or None): the
     # policy's finest threshold as raised for the emulator
     threshold_floor: tuple = (0.0, 0.0, None)
+    # links and switches that fail during the run (workload.faults)
+    faults: tuple = ()
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
@@ -512,6 +514,20 @@ def _circuits(c, g, where, override=None):
     return v['scheduler'], params
 
 
+def _faults(c, g, where, big):
+    raw = c.get('faults')
+    if raw is None:
+        return ()
+    if big:
+        c.fail('faults', 'a big switch has no links between switches to '
+               'fail; drop big_switch')
+    if any(r == topo.OCS for _, r in g.nodes(data='role')):
+        c.fail('faults', 'faults on a hybrid fabric (circuit switches) are '
+               'not supported; use a packet fabric')
+    from ..workload import faults
+    return faults.parse(raw, g, where)
+
+
 def load(path, backend=None, policy=None, trace=None, circuits=None,
          sim_packets=None, seed=None, sets=()):
     """Read and check an experiment file; CLI overrides win. ``sets``:
@@ -710,6 +726,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
         tc.done()
     if not jobs and not tuning and tr is None:
         c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')
+    fault_list = _faults(c, g, where, big)
     measuring = knobs.parse(c, env_knobs)
     c.done()
     return Experiment(name=name, path=path, topology=spec,
@@ -726,4 +743,5 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       knobs=measuring,
                       sim_packets=sim_packets,
                       threshold_floor=(float(windows), float(floor), raised),
+                      faults=fault_list,
                       raw=d)

@@ -43,6 +43,7 @@ def compute(evs):
     decided = []                  # decisions and reconfiguration steps
     t_end = 0.0
     stage_start = {}
+    outages = []                  # faults: links down/up, the reroutes
     for e in evs:
         t = e['t']
         k = e['ev']
@@ -94,14 +95,87 @@ def compute(evs):
                           len(decided) - 1))
         elif k == 'circuit_decision':
             decided.append((t, e.get('scheduler')))
+        elif k in ('fault', 'reroute'):
+            outages.append(e)
     m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
          'stages': stages, 'flows': flows, 'links': link_util,
          'tensors': tensors, 'duration_s': t_end, 'shifts': shifts,
-         'placements': placements,
+         'placements': placements, 'faults': outages,
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None}
     m['iteration_times'] = iteration_times(m)
     return m
+
+
+# a job is hurt by an outage when it made progress this many times slower
+# over it than elsewhere: above what the emulator's port changes cost a
+# job that shares no link with the fault (the switches' CPU,
+# docs/emulation.md)
+HURT_SLOWDOWN = 1.3
+
+
+def fault_summary(m):
+    """Each outage of the run's faults (a fault's 'down' to its 'up', or
+    to the run's end): when, what, the reroutes it caused (on the
+    emulator: when the controller's new routes were in every switch),
+    and what it cost each job: its iterations that overlapped the outage
+    against its other iterations (``extra_s``: the sum of their excess
+    over the mean of the others; a fault can also help a job whose flows
+    it moves off a shared link, so it may be negative; ``slowdown``: how
+    many times slower the job progressed over the outage (the parts of
+    its iterations inside it) than its other iterations went, ``hurt``
+    from HURT_SLOWDOWN up). Events are
+    taken in time order: the emulator's reroutes reach the event log
+    once applied, after later faults perhaps."""
+    its = m['iteration_times']
+    out, open_, closed = [], {}, []
+    for e in sorted(m['faults'], key=lambda e: (e['t'], e['ev'] != 'fault')):
+        if e['ev'] == 'fault':
+            key = (e['kind'], e['target'])
+            closed = []
+            if e['what'] == 'down':
+                rec = {'kind': e['kind'], 'target': e['target'],
+                       'links': e['links'], 'down_s': e['t'], 'up_s': None,
+                       'reroutes': []}
+                open_[key] = rec
+                out.append(rec)
+            elif key in open_:
+                closed = [open_.pop(key)]
+                closed[0]['up_s'] = e['t']
+        else:          # a reroute: the outages open or just closed
+            for rec in list(open_.values()) + closed:
+                rec['reroutes'].append({k: v for k, v in e.items()
+                                        if k != 'ev'})
+    for rec in out:
+        a = rec['down_s']
+        b = rec['up_s'] if rec['up_s'] is not None else m['duration_s']
+        jobs = {}
+        for job, rows in sorted(its.items()):
+            during, other, inside, work = [], [], 0.0, 0.0
+            for _, end, dur, _ in rows:
+                if dur is None:
+                    continue
+                over = min(end, b) - max(end - dur, a)
+                (during if over > 0 else other).append(dur)
+                if over > 0 and dur > 0:
+                    inside += over
+                    work += over / dur
+            if not during:
+                continue
+            base = float(np.mean(other)) if other else None
+            mean = float(np.mean(during))
+            # the job's pace over the outage itself (iterations' parts
+            # inside it) against its pace elsewhere
+            slow = inside / work / base if base and work else None
+            jobs[job] = {'iterations': len(during), 'iteration_s': mean,
+                         'other_iteration_s': base,
+                         'extra_s': None if base is None else
+                         float(sum(d - base for d in during)),
+                         'slowdown': slow,
+                         'hurt': slow is not None and slow >= HURT_SLOWDOWN}
+        rec['jobs'] = jobs
+        rec['hurt'] = sorted(j for j, r in jobs.items() if r['hurt'])
+    return out
 
 
 TENSOR_PARTS = 4      # tensor latency by quarter of the forward pass
@@ -409,6 +483,7 @@ def summarize(m, meta):
         'placements': m.get('placements') or None,
         'circuits': circuit_summary(m, _graph(meta))
         if m.get('circuits') else None,
+        'faults': fault_summary(m) if m.get('faults') else None,
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),

@@ -82,6 +82,9 @@ def run(exp, log_path, say, bar=None):
                      progress=Progress(say, total, bar),
                      class_map=exp.class_map,
                      release_floor=exp.knobs.floor_release)
+        if exp.faults:
+            from .faults import schedule
+            schedule(eng, exp.faults)
         eng.run(driver, until=exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)

@@ -39,18 +39,19 @@ def test_golden_fat_tree_edge_ecmp():
     assert len(by_table[0]) == 1
     # 16 destinations, each with an IPv4 and an ARP rule
     assert len(by_table[1]) == 32
-    # the ECMP table: one next-hop set {3,4}; 16 TCP + 16 UDP + 4 other
+    # the ECMP table: one next-hop set {3,4} (id 0b1100: its ports' bits);
+    # 16 TCP + 16 UDP + 4 other
     assert len(by_table[2]) == 36
     remote = next(r for r in by_table[1]
                   if dict(r.match).get('ipv4_dst') == '10.3.1.3')
     assert remote.to_dict() == {
         'command': 'add', 'table': 1, 'priority': 100, 'cookie': R,
         'match': {'eth_type': 0x800, 'ipv4_dst': '10.3.1.3'},
-        'actions': [], 'goto': 2, 'metadata': [1, 0xffff]}
+        'actions': [], 'goto': 2, 'metadata': [12, 2 ** 64 - 1]}
     tcp = [r.to_dict() for r in by_table[2] if dict(r.match).get('ip_proto') == 6]
     assert tcp[0] == {
         'command': 'add', 'table': 2, 'priority': 20, 'cookie': R,
-        'match': {'eth_type': 0x800, 'ip_proto': 6, 'metadata': [1, 0xffff],
+        'match': {'eth_type': 0x800, 'ip_proto': 6, 'metadata': [12, 2 ** 64 - 1],
                   'tcp_src': [0, 1], 'tcp_dst': [0, 1],
                   'ipv4_src': ['0.0.0.0', '0.0.0.1'],
                   'ipv4_dst': ['0.0.0.0', '0.0.0.1']},

@@ -322,9 +322,9 @@ def test_handlers_are_bound_to_the_events_and_states_switches_send(shell):
             (ev.EventOFPPortStatsReply, M): ['on_port_stats'],
             (ev.EventOFPStateChange, D): ['on_dead'],
             (ev.EventOFPStateChange, M): [],
-            # the fabric is static and the switches fail secure: no
-            # reaction to port status nor to packets sent up
-            (ev.EventOFPPortStatus, M): [],
+            # a port down or back up reroutes (faults); the switches
+            # fail secure: no reaction to packets sent up
+            (ev.EventOFPPortStatus, M): ['on_port_status'],
             (ev.EventOFPPacketIn, M): []}
     got = {k: shell.handlers(*k) for k in want}
     assert got == want
@@ -354,11 +354,20 @@ def test_a_connecting_switch_gets_the_cores_program_then_a_barrier(shell):
     # a switch of another fabric gets nothing
     stray = shell.connect(0xdead)
     assert stray.sent == [] and 0xdead not in shell.app.datapaths
-    # a port going down changes nothing (no handler)
-    desc = struct.pack(o.OFP_PORT_PACK_STR, 3, b'\x00' * 6, b'sl-eth3',
-                       0, 1, 0, 0, 0, 0, 0, 0)
-    assert shell.deliver(dp, o.OFPT_PORT_STATUS, struct.pack(
-        '!B7x', o.OFPPR_MODIFY) + desc) == []
+    # a port going down (state LINK_DOWN) reroutes: sl's link to sr
+    # carried its only route to sr's host, so the core's difference
+    # removes it, then a barrier; back up, the route returns
+    before = len(dp.of_type('OFPFlowMod'))
+    for state in (o.OFPPS_LINK_DOWN, 0):
+        desc = struct.pack(o.OFP_PORT_PACK_STR, 3, b'\x00' * 6, b'sl-eth3',
+                           0, state, 0, 0, 0, 0, 0, 0)
+        assert shell.deliver(dp, o.OFPT_PORT_STATUS, struct.pack(
+            '!B7x', o.OFPPR_MODIFY) + desc) == ['on_port_status']
+        change = ref.on_port_status(SL, 3, state == 0, 0.0).mods
+        assert change and flow_mods(dp, before) == [expected(fm)
+                                                   for fm in change[SL]]
+        assert type(dp.sent[-1]).__name__ == 'OFPBarrierRequest'
+        before = len(dp.of_type('OFPFlowMod'))
     # a switch that went away is forgotten; back, it gets all of it anew
     change = shell.fw.ofp_event.EventOFPStateChange(dp)
     for h in shell.app.get_handlers(change, shell.fw.DEAD_DISPATCHER):

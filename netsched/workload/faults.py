@@ -1,0 +1,188 @@
+"""Faults as part of an experiment: links and switches that go down at a
+time of the run and, optionally, come back.
+
+    faults:
+      - link: [a0_0, c0]       # a link between two switches
+        at: 0.5                # s after the run's start
+        until: 1.5             # back up then (omitted: down to the end)
+      - switch: a1_0           # every link of the switch at once
+        at: 0.8
+        until: 1.2
+
+Both backends take the same timeline: the simulator removes the links'
+capacity and routes around them at once (fluid.Network.set_down); the
+emulator takes the interfaces down, its controller sees the ports go
+down and reroutes (ECMP next-hop sets skip the dead links) and restores
+the routes when they come back. A fault must leave every host reachable
+from every other (a job cut off from its peers could never finish), so a
+host's own link and an edge switch cannot fail; the check says which
+hosts a fault would cut off.
+"""
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .. import topology as topo
+from ..errors import ConfigError
+
+KINDS = ('link', 'switch')
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str                   # 'link' or 'switch'
+    target: str                 # link_id 'a-b', or the switch's name
+    at_s: float
+    until_s: float = None       # None: down to the end of the run
+    links: frozenset = frozenset()   # link_ids that go down
+
+    def to_dict(self):
+        return {'kind': self.kind, 'target': self.target, 'at_s': self.at_s,
+                'until_s': self.until_s, 'links': sorted(self.links)}
+
+
+def parse(raw, g, where):
+    """The faults of an experiment's ``faults:`` list (None: none),
+    checked against the topology ``g``; errors name the entry and key."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError('%s: faults: must be a non-empty list of faults '
+                          '(link: [a, b] or switch: NAME, with at and '
+                          'until), got %r' % (where, raw))
+    out = []
+    for i, d in enumerate(raw):
+        w = '%s: faults[%d]' % (where, i)
+        if not isinstance(d, dict):
+            raise ConfigError('%s: must be a mapping (link: [a, b] or '
+                              'switch: NAME, at, until), got %r' % (w, d))
+        kinds = [k for k in KINDS if k in d]
+        if len(kinds) != 1:
+            raise ConfigError('%s: give exactly one of %s, got %s'
+                              % (w, ', '.join(KINDS),
+                                 ', '.join(kinds) or 'neither'))
+        extra = sorted(set(d) - set(KINDS) - {'at', 'until'}, key=str)
+        if extra:
+            raise ConfigError('%s: unknown key %r (known: %s, at, until)'
+                              % (w, extra[0], ', '.join(KINDS)))
+        kind = kinds[0]
+        if kind == 'link':
+            target, links = _link(g, d['link'], w)
+        else:
+            target, links = _switch(g, d['switch'], w)
+        at = _time(d, 'at', w, required=True)
+        until = _time(d, 'until', w)
+        if until is not None and not until > at:
+            raise ConfigError('%s: until: must be after at (%r), got %r'
+                              % (w, at, until))
+        out.append(Fault(kind, target, float(at),
+                         None if until is None else float(until), links))
+    _check_overlaps(out, where)
+    _check_reachable(out, g, where)
+    return tuple(out)
+
+
+def _time(d, key, w, required=False):
+    v = d.get(key)
+    if v is None:
+        if required:
+            raise ConfigError('%s: missing key %r (s after the run starts)'
+                              % (w, key))
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) \
+            or v != v or v in (float('inf'), float('-inf')) or v < 0:
+        raise ConfigError('%s: %s: must be a number of seconds >= 0, got %r'
+                          % (w, key, v))
+    return v
+
+
+def _is_switch(g, n):
+    return n in g and g.nodes[n]['role'] not in (topo.HOST, topo.OCS)
+
+
+def _link(g, v, w):
+    if not (isinstance(v, list) and len(v) == 2
+            and all(isinstance(x, str) for x in v)):
+        raise ConfigError('%s: link: must be a list of two switch names '
+                          '[a, b], got %r' % (w, v))
+    a, b = v
+    for n in (a, b):
+        if n not in g:
+            raise ConfigError('%s: link: no node %r in the topology'
+                              % (w, n))
+        if not _is_switch(g, n):
+            raise ConfigError('%s: link: %r is a %s; only links between '
+                              'packet switches can fail (a host has one '
+                              'link)' % (w, n, g.nodes[n]['role']))
+    if not g.has_edge(a, b):
+        raise ConfigError('%s: link: %s and %s are not linked (%s links '
+                          'to %s)' % (w, a, b, a, ', '.join(
+                              sorted(g[a], key=topo._natural))))
+    lid = topo.link_id(a, b)
+    return lid, frozenset([lid])
+
+
+def _switch(g, v, w):
+    if not isinstance(v, str) or v not in g:
+        raise ConfigError('%s: switch: no switch %r in the topology '
+                          '(switches: %s ...)'
+                          % (w, v, ', '.join(topo.switches(g)[:4])))
+    if not _is_switch(g, v):
+        raise ConfigError('%s: switch: %r is a %s, not a packet switch'
+                          % (w, v, g.nodes[v]['role']))
+    return v, topo.switch_links(g, v)
+
+
+def _check_overlaps(faults, where):
+    for i, a in enumerate(faults):
+        for j in range(i):
+            b = faults[j]
+            if a.links & b.links and _overlap(a, b):
+                raise ConfigError(
+                    '%s: faults[%d]: %s %s is down while faults[%d] (%s %s) '
+                    'already holds it down; give one fault per outage'
+                    % (where, i, a.kind, a.target, j, b.kind, b.target))
+
+
+def _overlap(a, b):
+    end_a = float('inf') if a.until_s is None else a.until_s
+    end_b = float('inf') if b.until_s is None else b.until_s
+    return a.at_s < end_b and b.at_s < end_a
+
+
+def _check_reachable(faults, g, where):
+    """Every set of links down at once leaves the hosts connected."""
+    hosts = topo.hosts(g)
+    for i, f in enumerate(faults):
+        down = down_at(faults, f.at_s)
+        live = topo.without(g, down)
+        comps = sorted((c & set(hosts) for c in
+                        nx.connected_components(live)), key=len)
+        cut = sorted(set().union(*comps[:-1]), key=topo._natural)
+        if cut:
+            raise ConfigError(
+                '%s: faults[%d]: with %s %s down%s, %s could not reach the '
+                'other hosts (a fault must leave every host reachable: fail '
+                'links and switches above the edge)'
+                % (where, i, f.kind, f.target,
+                   ' (and the other faults of that moment)'
+                   if len(down) > len(f.links) else '',
+                   ', '.join(cut[:4]) + (' ...' if len(cut) > 4 else '')))
+
+
+def down_at(faults, t):
+    """The link_ids down at time ``t`` (s)."""
+    out = set()
+    for f in faults:
+        if f.at_s <= t and (f.until_s is None or t < f.until_s):
+            out |= f.links
+    return frozenset(out)
+
+
+def timeline(faults):
+    """[(t, 'down'|'up', fault)] in time order: when the set of links
+    down changes (a fault's 'up' before another's 'down' at one time)."""
+    ev = [(f.at_s, 1, 'down', i) for i, f in enumerate(faults)]
+    ev += [(f.until_s, 0, 'up', i) for i, f in enumerate(faults)
+           if f.until_s is not None]
+    return [(t, what, faults[i]) for t, _, what, i in sorted(ev)]
