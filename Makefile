@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
-	bench-circuits bench-sensitivity bench-sweep reproduce reproduce-sim clean
+	bench-circuits bench-sensitivity bench-sweep bench-reference \
+	bench-soak reproduce reproduce-sim clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -36,7 +37,8 @@ unit: setup
 	$(PY) -m pytest -q -rs -m "not slow" tests/unit
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
-	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep
+	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep \
+	bench-reference bench-soak
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -67,6 +69,19 @@ bench-circuits: setup
 
 bench-sweep: setup
 	$(PY) benchmarks/sweep_bench.py
+
+# The reference models against the tools they follow (CoflowSim's
+# recorded averages on the Facebook trace); add --coflowsim DIR to build
+# and run CoflowSim itself beside them (benchmarks/reference_bench.py).
+bench-reference: setup
+	$(PY) benchmarks/reference_bench.py
+
+# The demo 20 times on the emulator (root), then what is left against a
+# baseline (docs/benchmarks.md): about 10 minutes (a demo run is ~25 s),
+# so it is in `make bench`, last, where its failing stops nothing else.
+# Exits non-zero if anything is left or a run failed.
+bench-soak: setup
+	$(PY) benchmarks/soak_bench.py
 
 clean: setup
 	$(VENV)/bin/netsched clean

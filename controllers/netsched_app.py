@@ -23,6 +23,12 @@ The same file loads under os-ken (sdn_framework.py picks the names):
  or: python controllers/launch.py --framework os-ken \
          controllers/netsched_app.py
 
+A switch that connects is first asked for its flow table: one that
+holds netsched's rules (the controller was killed and restarted while
+the switches kept forwarding, failing secure) is adopted -- sent only
+the difference, never a wipe (ControllerCore.on_connect) -- and the
+decision log, opened for appending, says so ('adopt' records).
+
 Under os-ken 4 the hub runs native threads, so the switch events, the
 control-socket clients and the scheduler's clock run in parallel: every
 call into the core holds ``core_lock`` and every batch sent holds
@@ -36,6 +42,7 @@ import time
 
 from netsched import topology
 from netsched.control import channel
+from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
 from netsched.errors import NetschedError
 
@@ -52,6 +59,9 @@ BARRIER_TIMEOUT_S = 10
 TICK_S = 0.001              # the scheduler's clock
 CONFIRMED_OPS = ('set_class', 'clear_class')
 PORT_STATS_S = 0.5              # how often switches are asked for counters
+# routes an adopted switch kept wait this long at most for every link's
+# state (past Open vSwitch's 8 s reconnection backoff)
+ROUTE_SETTLE_S = 10.0
 
 
 def load_description(env=os.environ):
@@ -71,6 +81,21 @@ def load_description(env=os.environ):
         policy=env.get('NETSCHED_POLICY') or None,
         scale=float(env.get('NETSCHED_SCALE', '1')),
         decision_log=env.get('NETSCHED_DECISION_LOG') or None)
+
+
+def open_log(path):
+    """The decision log, opened for appending: a restarted controller
+    goes on in the file its predecessor wrote. A line the predecessor
+    was killed in the middle of is ended first, so that the next record
+    starts a line of its own."""
+    f = open(path, 'a')
+    if f.tell() > 0:
+        with open(path, 'rb') as r:
+            r.seek(-1, os.SEEK_END)
+            if r.read(1) != b'\n':
+                f.write('\n')
+                f.flush()
+    return f
 
 
 def to_ryu(dp, fm):
@@ -103,6 +128,35 @@ def to_ryu(dp, fm):
                         instructions=inst)
 
 
+def from_ryu(dp, st):
+    """One entry of a flow-stats reply -> netsched's FlowMod (an 'add'
+    of what the switch holds), the inverse of to_ryu, for the core to
+    compare with what it wants (instructions it never writes keep a
+    mark, so that they compare unequal)."""
+    p, o = dp.ofproto_parser, dp.ofproto
+    actions, goto, metadata = [], None, None
+    for i in st.instructions:
+        if isinstance(i, p.OFPInstructionActions) and \
+                i.type == o.OFPIT_APPLY_ACTIONS:
+            for a in i.actions:
+                if isinstance(a, p.OFPActionOutput):
+                    actions.append(('output', a.port))
+                elif isinstance(a, p.OFPActionSetField):
+                    actions.append(('set_field', a.key, a.value))
+                else:
+                    actions.append((type(a).__name__,))
+        elif isinstance(i, p.OFPInstructionWriteMetadata):
+            metadata = (i.metadata, i.metadata_mask)
+        elif isinstance(i, p.OFPInstructionGotoTable):
+            goto = i.table_id
+        else:
+            actions.append((type(i).__name__, getattr(i, 'type', None)))
+    match = tuple(sorted((k, tuple(v) if isinstance(v, (tuple, list))
+                          else v) for k, v in st.match.items()))
+    return of.FlowMod(st.table_id, st.priority, match, tuple(actions),
+                      goto, metadata, st.cookie)
+
+
 class NetschedController(fw.App):
     """The shell around ControllerCore: switch events and control-channel
     lines in, the core's FlowMods (each batch closed by a barrier),
@@ -116,8 +170,10 @@ class NetschedController(fw.App):
         self.core = ControllerCore.from_description(desc)
         self.socket_path = desc['socket']
         path = desc.get('decision_log')
-        self.decision_log = open(path, 'a') if path else None
+        self.decision_log = open_log(path) if path else None
         self.datapaths = {}
+        self.tables = {}                # dpid -> its flow-stats entries
+        self.port_descs = {}            # dpid -> {port: up}, as they come
         self.barrier_waiters = {}       # (dpid, xid) -> callable
         self.agents = {}                # host -> (file, lock)
         self.core_lock = hub.Semaphore()    # every call into the core
@@ -227,6 +283,11 @@ class NetschedController(fw.App):
             if 'applied_ms' in r and r['applied_ms'] is None \
                     and t_done is not None:
                 r['applied_ms'] = round((t_done - t_in) * 1e3, 3)
+        self._write_log(records)
+
+    def _write_log(self, records):
+        """Append records to the decision log (opened for appending: a
+        restarted controller goes on in the same file)."""
         with self.io_lock:
             if self.decision_log is None:
                 return
@@ -278,6 +339,11 @@ class NetschedController(fw.App):
                 p, o = dp.ofproto_parser, dp.ofproto
                 with self.io_lock:
                     dp.send_msg(p.OFPPortStatsRequest(dp, 0, o.OFPP_ANY))
+            with self.core_lock:        # routes adopted switches kept
+                now = time.monotonic()
+                out = self.core.settle(now, ROUTE_SETTLE_S)
+            if out.mods or out.log:
+                self._apply(out, now)
 
     def _dpid(self, dp):
         """The id a datapath was registered under (not dp.id, which the
@@ -299,20 +365,89 @@ class NetschedController(fw.App):
     # --- switch events -------------------------------------------------
     @fw.set_ev_cls(fw.ofp_event.EventOFPSwitchFeatures, fw.CONFIG_DISPATCHER)
     def on_features(self, ev):
-        """A switch connected: it gets its whole program (a clean slate,
-        routes, the classification rules to replay) and counts as ready
-        when that batch's barrier returns. The id is the reply's: under
-        os-ken's threads the framework's handler that sets dp.id may run
-        after this one."""
+        """A switch connected: it is asked for its flow table first
+        (on_flow_stats goes on). The id is the reply's: under os-ken's
+        threads the framework's handler that sets dp.id may run after
+        this one."""
         dp, dpid = ev.msg.datapath, ev.msg.datapath_id
         with self.core_lock:
-            mods = self.core.on_connect(dpid)
-        if mods is None:
+            known = self.core.knows(dpid)
+        if not known:
             self.logger.warning('switch %016x is not in the fabric; ignored',
                                 dpid)
             return
         self.datapaths[dpid] = dp
-        self._send(dpid, mods, lambda: self._ready(dpid))
+        self.tables[dpid] = []
+        p, o = dp.ofproto_parser, dp.ofproto
+        with self.io_lock:
+            dp.send_msg(p.OFPFlowStatsRequest(
+                dp, 0, o.OFPTT_ALL, o.OFPP_ANY, o.OFPG_ANY, 0, 0,
+                p.OFPMatch()))
+
+    # the replies may come before or after the port description moves
+    # the switch to MAIN: both states are taken
+    @fw.set_ev_cls(fw.ofp_event.EventOFPFlowStatsReply,
+                   [fw.CONFIG_DISPATCHER, fw.MAIN_DISPATCHER])
+    def on_flow_stats(self, ev):
+        """The flow table of a switch that connected (in parts while the
+        reply says more follow): the core decides its program from it --
+        a fresh switch's clean slate, routes and the rules to replay, or
+        for one that holds netsched's rules (the controller restarted)
+        only the difference -- and the switch counts as ready when that
+        batch's barrier returns; an adoption is logged then."""
+        msg = ev.msg
+        dpid = self._dpid(msg.datapath)
+        if dpid is None or dpid not in self.tables:
+            return                      # not a reply to on_features' ask
+        self.tables[dpid] += [from_ryu(msg.datapath, st) for st in msg.body]
+        if msg.flags & msg.datapath.ofproto.OFPMPF_REPLY_MORE:
+            return
+        table = self.tables.pop(dpid)
+        with self.core_lock:
+            now = time.monotonic()
+            mods = self.core.on_connect(dpid, table, now)
+            record = self.core.adoptions.pop(dpid, None)
+        if mods is None:
+            return
+        if record is not None:
+            self.logger.info('switch %016x adopted: %d rules kept, %d flow '
+                             'mods sent', dpid, record['adopted'],
+                             record['sent'])
+
+        def done():
+            if record is not None:
+                record['applied_ms'] = round(
+                    (time.monotonic() - now) * 1e3, 3)
+                self._write_log([record])
+            self._ready(dpid)
+        self._send(dpid, mods, done)
+
+    @fw.set_ev_cls(fw.ofp_event.EventOFPPortDescStatsReply,
+                   [fw.CONFIG_DISPATCHER, fw.MAIN_DISPATCHER])
+    def on_port_desc(self, ev):
+        """A switch's ports (the framework asks every switch that
+        connects): the core learns which are down, as from port
+        status messages, and reroutes if that changed anything."""
+        msg = ev.msg
+        dp = msg.datapath
+        dpid = self._dpid(dp)
+        if dpid is None:
+            return
+        o = dp.ofproto
+        ports = self.port_descs.setdefault(dpid, {})
+        for p in msg.body:
+            ports[p.port_no] = not (p.state & o.OFPPS_LINK_DOWN
+                                    or p.config & o.OFPPC_PORT_DOWN)
+        if msg.flags & o.OFPMPF_REPLY_MORE:
+            return
+        del self.port_descs[dpid]
+        with self.core_lock:
+            now = time.monotonic()
+            out = self.core.on_port_desc(dpid, ports, now)
+        if out.log:
+            self.logger.info('ports of %016x: rerouting (%d flow mods)',
+                             dpid, out.n_mods)
+        self._apply(out, now)
 
     def _ready(self, dpid):
         """A switch confirmed its program: the fabric is up once all are
@@ -358,10 +493,13 @@ class NetschedController(fw.App):
     @fw.set_ev_cls(fw.ofp_event.EventOFPStateChange, fw.DEAD_DISPATCHER)
     def on_dead(self, ev):
         """A switch disconnected: nothing is sent to it until it connects
-        again, when it gets its whole program anew."""
+        again, when it is programmed from its table anew (on_flow_stats:
+        the difference, if it kept netsched's rules)."""
         dpid = self._dpid(ev.datapath)
         if dpid is not None:
             del self.datapaths[dpid]
+            self.tables.pop(dpid, None)
+            self.port_descs.pop(dpid, None)
             with self.core_lock:
                 self.core.on_disconnect(dpid)
 
@@ -375,7 +513,9 @@ class NetschedController(fw.App):
             os.unlink(self.socket_path)
         server = self.listener = hub.listen(self.socket_path,
                                             family=socket.AF_UNIX)
-        os.chmod(self.socket_path, 0o666)
+        # its owner's only (root, as netsched and the emulated hosts'
+        # agents run): the channel sets rules in every switch
+        os.chmod(self.socket_path, 0o600)
         self.logger.info('control socket %s', self.socket_path)
         while not self.stopping:
             try:

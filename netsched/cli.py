@@ -544,15 +544,24 @@ def cmd_compare(a):
     rows = metrics.compare(sa, sb)
     print('A: %s (%s)   B: %s (%s)' % (a.a, _run_label(sa), a.b,
                                        _run_label(sb)))
+    # a run that did not finish: its figures are shown, flagged partial
+    partial = {side: metrics.incomplete_text(s, '') for side, s in
+               (('A', sa), ('B', sb)) if metrics.incomplete_text(s)}
+    for side, text in partial.items():
+        print('INCOMPLETE %s: %s' % (side, text))
+    flag = '  [partial: %s incomplete]' % ' and '.join(partial) \
+        if partial else ''
     # the same scheduling on another backend is measured against A (its
     # error); two schedulers are merely different
     word = 'error' if all(sa.get(k) == sb.get(k) for k in (
         'policy', 'policy_params', 'circuit_scheduler')) else 'difference'
     if a.all:
+        gone = {side: 'unfinished' if side in partial else '-'
+                for side in 'AB'}
         for kind, key, x, y, err in rows:
             print('  %-16s %-20s %12s %12s %8s' % (
-                kind, key, '-' if x is None else '%.4f' % x,
-                '-' if y is None else '%.4f' % y,
+                kind, key, gone['A'] if x is None else '%.4f' % x,
+                gone['B'] if y is None else '%.4f' % y,
                 '-' if err is None else '%+.1f%%' % (100 * err)))
     for kind, st in metrics.error_stats(rows).items():
         if st['n']:
@@ -561,7 +570,12 @@ def cmd_compare(a):
                       kind, st['n'], word, 100 * st['mean_abs'], word,
                       100 * st['max_abs'], word, 100 * st['mean'],
                       '  (%d only in one run)' % st['missing']
-                      if st['missing'] else ''))
+                      if st['missing'] else '') + flag)
+    if partial:
+        print('INCOMPLETE: these %ss compare %s partial figures: only the '
+              'jobs and coflows that finished in both runs, not two '
+              'finished runs' % (word, ' and '.join(
+                  '%s\'s' % x for x in partial)))
     if a.out:
         from .pipeline import report
         report.write_compare(a.out, a.a, a.b, sa, sb, rows)
@@ -580,8 +594,12 @@ def _run_label(summary):
 def cmd_report(a):
     """report.html for a run, sweep, crosscheck or compare folder."""
     from .pipeline import report
-    print('report: %s' % report.write(a.folder, baseline=a.baseline,
-                                      fmt=a.format))
+    notes = []          # runs that did not finish, said before the path
+    path = report.write(a.folder, baseline=a.baseline, fmt=a.format,
+                        notes=notes)
+    for line in notes:
+        print(line)
+    print('report: %s' % path)
     return 0
 
 

@@ -53,9 +53,11 @@ class EventLog:
         self.close()
 
 
-def read(path):
+def read(path, cut=None):
     """All events of a log; a truncated last line (killed run) is
-    skipped, any other bad line is an error naming the line."""
+    skipped, and its line number appended to the list ``cut`` where one
+    is given (so that a summary can say so); any other bad line is an
+    error naming the line."""
     try:
         f = open(path)
     except OSError as e:
@@ -68,7 +70,8 @@ def read(path):
             json.loads(last)
             lines.append(last + '\n')
         except ValueError:
-            pass
+            if cut is not None:
+                cut.append(len(lines) + 1)
     body = [x for x in lines if x.strip()]
     try:                                   # one parse for the whole log
         out = json.loads('[' + ','.join(body) + ']')

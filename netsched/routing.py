@@ -102,22 +102,106 @@ def salt(g, switch):
 _DIST_CACHE = weakref.WeakKeyDictionary()
 
 
+class _Fabric:
+    """A graph's packet fabric (its optical circuit switches left out) as
+    index lists, and the hop distances over it, each computed the first
+    time it is needed (graphs are built once and not changed
+    afterwards). Searching from every host up front (the first way) took
+    minutes and gigabytes on a k=32 fat-tree (8,192 hosts)."""
+
+    def __init__(self, g):
+        self.nodes = [n for n, r in g.nodes(data='role') if r != topo.OCS]
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.nbrs = [[self.index[m] for m in g[n] if m in self.index]
+                     for n in self.nodes]
+        self.rows = {}                   # source index -> distances
+        self.to_host = {}                # host -> _ToHost
+        self.tier = None                 # distance to the nearest host
+        self.hosts = [self.index[h] for h in topo.hosts(g)
+                      if h in self.index]
+
+    def search(self, sources):
+        """Hop distances from the nearest of ``sources`` (indices) to
+        every node, -1 where none reaches (breadth first)."""
+        dist = [-1] * len(self.nodes)
+        for s in sources:
+            dist[s] = 0
+        frontier, d = list(sources), 0
+        nbrs = self.nbrs
+        while frontier:
+            d += 1
+            nxt = []
+            for u in frontier:
+                for v in nbrs[u]:
+                    if dist[v] < 0:
+                        dist[v] = d
+                        nxt.append(v)
+            frontier = nxt
+        return dist
+
+    def row(self, i):
+        r = self.rows.get(i)
+        if r is None:
+            r = self.rows[i] = self.search([i])
+        return r
+
+    def __getitem__(self, host):
+        """Hop distances to ``host``, as a mapping node -> distance (the
+        nodes it reaches only)."""
+        t = self.to_host.get(host)
+        if t is None:
+            t = self.to_host[host] = _ToHost(self, self.index[host])
+        return t
+
+
+class _ToHost:
+    """Hop distances to one host: for a host on a single link (every
+    host of the built-in fabrics) one more than its switch's, whose
+    search the hosts under that switch share; the host's own search
+    otherwise. Reads like the dict of those distances."""
+
+    def __init__(self, fabric, i):
+        self.fabric, self.i = fabric, i
+        nb = fabric.nbrs[i]
+        if len(nb) == 1:                 # every path from it goes there
+            self.row, self.add = fabric.row(nb[0]), 1
+        else:
+            self.row, self.add = fabric.row(i), 0
+
+    def get(self, node, default=None):
+        j = self.fabric.index.get(node)
+        if j is None:
+            return default
+        if j == self.i:
+            return 0
+        d = self.row[j]
+        return default if d < 0 else d + self.add
+
+    def __getitem__(self, node):
+        d = self.get(node)
+        if d is None:
+            raise KeyError(node)
+        return d
+
+
 def _dist(g):
-    """Hop distances from every host, computed once per graph object
-    (graphs are built once and not changed afterwards)."""
+    """Hop distances to every host (``_dist(g)[host][node]``) over the
+    packet fabric, computed as they are needed, once per graph object."""
     d = _DIST_CACHE.get(g)
     if d is None:
-        packet = g.subgraph(n for n, r in g.nodes(data='role')
-                            if r != topo.OCS)
-        d = {h: nx.single_source_shortest_path_length(packet, h)
-             for h in topo.hosts(g)}
-        _DIST_CACHE[g] = d
+        d = _DIST_CACHE[g] = _Fabric(g)
     return d
 
 
 def _tier(g, node):
     """Hop distance to the nearest host in the whole fabric ``g``."""
-    return min(d[node] for d in _dist(g).values())
+    f = _dist(g)
+    if f.tier is None:                   # one search from all hosts
+        f.tier = f.search(f.hosts)
+    d = f.tier[f.index[node]]
+    if d < 0:
+        raise KeyError(node)
+    return d
 
 
 _UPDOWN_CACHE = weakref.WeakKeyDictionary()
@@ -220,9 +304,14 @@ def forwarding_table(g, switch, circuits=()):
             if h != switch}
 
 
+_BY_IP = weakref.WeakKeyDictionary()
+
+
 def path(g, ft, circuits=()):
     """The node path flow ft takes: src host ... dst host."""
-    by_ip = topo.host_by_ip(g)
+    by_ip = _BY_IP.get(g)
+    if by_ip is None:            # once per graph, not per path (8,192
+        by_ip = _BY_IP[g] = topo.host_by_ip(g)     # hosts at k=32)
     try:
         src, dst = by_ip[ft.src], by_ip[ft.dst]
     except KeyError as e:

@@ -75,7 +75,8 @@ def make(registry, kind, name, params, where, base=None, group=None):
         out[k] = _checked(where, k, v, default, k in zero_ok)
     if params:
         raise ConfigError('%s: %s %s has no parameter %r (it has: %s)'
-                          % (where, kind, name, sorted(params)[0],
+                          % (where, kind, name,
+                             sorted(params, key=str)[0],   # keys of any type
                              ', '.join(cls.params) or 'none'))
     obj = cls(**out)
     if getattr(obj, 'name', None) != name:
@@ -234,6 +235,11 @@ def _checked(where, key, v, default, zero_ok):
         raise ConfigError('%s: %s: must be a %s number, got %r'
                           % (where, key, 'non-negative' if zero_ok
                              else 'positive', v))
+    # inf (or an int past float's range) is no setting: int(inf) raised
+    # OverflowError
+    if v > sys.float_info.max:
+        raise ConfigError('%s: %s: must be a finite number, got %r'
+                          % (where, key, v))
     if isinstance(default, int):         # a count: 2.0 is 2, 0.5 is not
         if v != int(v):
             raise ConfigError('%s: %s: must be a whole number, got %r'

@@ -47,6 +47,8 @@ def decode(line):
         obj = json.loads(line)
     except (ValueError, UnicodeDecodeError) as e:
         raise NetschedError('bad request: %s' % e) from None
+    except RecursionError:        # the decoder recurses once per level
+        raise NetschedError('bad request: nested too deeply') from None
     if not isinstance(obj, dict):
         raise NetschedError('bad request: not a JSON object')
     return obj

@@ -21,11 +21,20 @@ Requests (a reply each):
            compute_s, first_send_s}}}
                                       an agent; its channel then carries
                                       the scheduler's messages to it; the
-                                      reply says which events to report
+                                      reply says which events to report.
+   Re-registering (its channel broke: the controller restarted, or the
+   line did) the agent adds its progress so far:
+     "started": [[send id, ready time], ...]  its sends begun
+     "done": [transfer id, ...]               transfers received at it
+     "marks": [{"job", "iter", "t", "loss"}, ...]  its iteration marks
+   applied as the reports they stand for (a transfer received before
+   its sender re-registered is kept until it does); a host the
+   scheduler still knows keeps what it knew and takes only those
 Reports (no reply), from registered agents:
   {"op": "report", "events": [{"ev": "start"|"recv"|"mark", ...}]}
 Replies carry "ok": true plus fields, or "ok": false and "error".
 """
+from . import adopt
 from . import openflow as of
 from .linkload import LinkLoad
 from .circuits import CircuitControl
@@ -70,6 +79,13 @@ class ControllerCore:
         self.ports_down = set()         # (switch, port) reported down
         self.links_down = frozenset()   # link_ids routed around now
         self.routes = {}                # dpid -> route rules it holds
+        # adopting switches that already hold netsched's rules (on_connect)
+        self.ports_known = set()        # switches whose ports were listed
+        self.routes_pending = {}        # dpid -> when adopted, routes kept
+        self.adopted = {}               # dpid -> {key: scheduler rule held}
+        self.adoptions = {}             # dpid -> 'adopt' record, for the app
+        self._rule_ids = set()          # manual rule ids made or recovered
+        self.serials_held_since = None  # agents back before the switches
 
     @classmethod
     def from_description(cls, desc):
@@ -91,9 +107,18 @@ class ControllerCore:
         return self.g.nodes[switch]['dpid']
 
     # --- switch events -----------------------------------------------
-    def on_connect(self, dpid):
+    def knows(self, dpid):
+        """Whether a datapath id is a switch of this fabric."""
+        return dpid in self.switch_of
+
+    def on_connect(self, dpid, table=None, now=0.0):
         """FlowMods for a switch that connected, or None if it is not
-        part of this fabric."""
+        part of this fabric. ``table``: the rules it holds (FlowMod
+        values, from its flow-stats reply). A switch with none of
+        netsched's gets the clean-slate program; one that has them (the
+        controller restarted while the switch kept forwarding, failing
+        secure) is adopted (_adopt): it gets only the difference, and
+        ``adoptions[dpid]`` the record of it for the decision log."""
         sw = self.switch_of.get(dpid)
         if sw is None:
             return None
@@ -101,12 +126,170 @@ class ControllerCore:
         self.ready.discard(dpid)
         mods = of.switch_program(self.live(), sw) if self.circuits is None \
             else self.circuits.program(sw)
-        self.routes[dpid] = mods[1:]
-        if dpid in self.ingress:
-            mods += [self._rule_mod(i) for i in sorted(self.rules)]
-            if self.scheduler is not None:
-                mods += self.scheduler.rules.replay(dpid)
+        if table is not None and adopt.holds_netsched(table):
+            mods = self._adopt(dpid, sw, mods[1:], table, now)
+        else:
+            self.routes_pending.pop(dpid, None)     # a clean slate
+            self.adopted.pop(dpid, None)
+            self.routes[dpid] = mods[1:]
+            if dpid in self.ingress:
+                mods += [self._rule_mod(i) for i in sorted(self.rules)]
+                if self.scheduler is not None:
+                    mods += self.scheduler.rules.replay(dpid)
+        if self.serials_held_since is not None and \
+                self.ingress <= set(self.routes):
+            self._number_held(now)
         return mods
+
+    def _adopt(self, dpid, sw, routes, table, now):
+        """A switch that holds netsched's rules keeps them: it is sent
+        only the difference between what it holds and what the core
+        wants, never a wipe and never a rule it has.
+          Routes (routing and circuit owners): the routes around the
+            links down now, once every switch-to-switch link's state is
+            known from the port description of one of its ends; until
+            then the routes held stay (a link that went down while the
+            controller was away is known only from its switches' ports,
+            and routing over it meanwhile would drop packets), and
+            on_port_desc or settle reconciles them. ECMP rules of
+            next-hop sets no longer used stay, as a reroute leaves them.
+          Manual classification rules: recovered into ``rules`` (id from
+            the cookie, match and class from the entry), new ids counted
+            on above the largest; one this core made and cleared since
+            goes.
+          Scheduler rules: the scheduler's own (a switch that reconnected
+            to this controller) are resent where missing; the others are
+            kept until the scheduler's first decision after their hosts
+            registered replaces them (step), and coflow serials start
+            above the largest they carry, so no new cookie is an old
+            one's.
+        A rule of no netsched owner is foreign and left alone."""
+        held = {}
+        for m in table:
+            held.setdefault(adopt.OWNERS.get(adopt.owner(m.cookie)),
+                            []).append(adopt.canonical(m))
+        mine = held.get('routing', []) + held.get('circuit', [])
+        if self.circuits is not None or self._links_known():
+            mods = adopt.diff(mine, routes, keep_unused_sets=True)
+            self.routes[dpid] = adopt.after(mine, mods)
+            self.routes_pending.pop(dpid, None)
+        else:
+            mods = []
+            self.routes[dpid] = mine
+            self.routes_pending[dpid] = now
+        recovered = []
+        for m in held.get('classify', ()):
+            r = adopt.read_classify(m, self.queues)
+            if r is not None and r[0] not in self._rule_ids:
+                rid, match, cls, prio = r
+                self._rule_ids.add(rid)
+                self.rules[rid] = (match, cls, prio)
+                self._next_id = max(self._next_id, rid + 1)
+                recovered.append(rid)
+        want = [self._rule_mod(i) for i in sorted(self.rules)] \
+            if dpid in self.ingress else []
+        mods += adopt.diff(held.get('classify', []), want)
+        sched = held.get('schedule', [])
+        want = [] if self.scheduler is None \
+            else self.scheduler.rules.replay(dpid)
+        have = {adopt.key(m): m for m in sched}
+        keys = {adopt.key(m) for m in want}
+        mods += [m for m in want if have.get(adopt.key(m)) != m]
+        kept = {adopt.key(m): m for m in sched if adopt.key(m) not in keys}
+        if self.scheduler is None:       # nothing would ever replace them
+            mods += [adopt.delete(m) for m in kept.values()]
+            kept = {}
+        else:
+            self.scheduler.serial_floor = max(
+                [self.scheduler.serial_floor]
+                + [adopt.serial(m.cookie) for m in sched])
+        if kept:
+            self.adopted[dpid] = kept
+        else:
+            self.adopted.pop(dpid, None)
+        touched = {adopt.key(m) for m in mods}
+        ours = [m for k, v in held.items() if k is not None for m in v]
+        self.adoptions[dpid] = {
+            'kind': 'adopt', 't': now, 'switch': sw,
+            'adopted': sum(adopt.key(m) not in touched for m in ours),
+            'sent': len(mods),
+            'held': {str(k or 'foreign'): len(v)
+                     for k, v in sorted(held.items(), key=lambda x: str(
+                         x[0] or 'foreign'))},
+            'recovered_rules': recovered, 'schedule_kept': len(kept),
+            'routes_pending': dpid in self.routes_pending,
+            'applied_ms': None}
+        return mods
+
+    def _links_known(self):
+        """Whether every switch-to-switch link's state is known: one of
+        its ends listed its ports (a link down is down at both)."""
+        sw = lambda n: self.g.nodes[n]['role'] != topo.HOST  # noqa: E731
+        return all(u in self.ports_known or v in self.ports_known
+                   for u, v in self.g.edges if sw(u) and sw(v))
+
+    def on_port_desc(self, dpid, ports, now):
+        """A switch listed its ports ({port: up}, the reply to the port
+        description request every connecting switch is sent): those down
+        count as if each had sent a port status, with one reroute at
+        most; and once every link's state is known, the routes adopted
+        switches kept are reconciled (_adopt). An Outcome as for
+        on_port_status."""
+        sw = self.switch_of.get(dpid)
+        out = Outcome({}, {}, [])
+        if sw is None or self.circuits is not None:
+            return out
+        for port, up in sorted(ports.items()):
+            try:
+                topo.neighbor_on_port(self.g, sw, port)
+            except KeyError:
+                continue             # a port not of the topology (LOCAL)
+            (self.ports_down.discard if up else self.ports_down.add)(
+                (sw, port))
+        self.ports_known.add(sw)
+        self._reroute(out, now, {'link': None, 'up': None, 'switch': sw,
+                                 'cause': 'port_desc'})
+        if self.routes_pending and self._links_known():
+            self._reconcile(out, now)
+        out.mods = self._connected_only(out.mods)
+        return out
+
+    def settle(self, now, wait_s):
+        """Routes adopted switches kept for ``wait_s`` without every
+        link's state becoming known (a switch of the fabric never
+        connected) are reconciled with what is known: an Outcome. So
+        are coflow serials held as long (_op_register)."""
+        out = Outcome({}, {}, [])
+        if self.serials_held_since is not None and \
+                now - self.serials_held_since >= wait_s:
+            self._number_held(now)
+        if self.routes_pending and \
+                now - min(self.routes_pending.values()) >= wait_s:
+            self._reconcile(out, now)
+            out.mods = self._connected_only(out.mods)
+        return out
+
+    def _number_held(self, now):
+        self.serials_held_since = None
+        self.scheduler.number_held(now)
+
+    def _reconcile(self, out, now):
+        """The routes of the adopted switches that kept theirs: the
+        difference to the routes around the links down now."""
+        new, n = self.live(), 0
+        for dpid in sorted(self.routes_pending):
+            if dpid in self.connected:
+                d = adopt.diff(self.routes[dpid],
+                               of.route_rules(new, self.switch_of[dpid]),
+                               keep_unused_sets=True)
+                self.routes[dpid] = adopt.after(self.routes[dpid], d)
+                if d:
+                    out.mods.setdefault(dpid, []).extend(d)
+                    n += len(d)
+        self.routes_pending = {}
+        out.log.append({'kind': 'adopt_routes', 't': now,
+                        'links_down': sorted(self.links_down),
+                        'flow_mods': n, 'applied_ms': None})
 
     def on_ready(self, dpid):
         """A switch confirmed its program by barrier: only then does it
@@ -140,13 +323,22 @@ class ControllerCore:
         except KeyError:
             return out               # a port not of the topology (LOCAL)
         (self.ports_down.discard if up else self.ports_down.add)((sw, port))
+        self._reroute(out, now, {'link': topo.link_id(sw, peer),
+                                 'up': bool(up)})
+        out.mods = self._connected_only(out.mods)
+        return out
+
+    def _reroute(self, out, now, fields):
+        """The links down from the ports down: if that set changed, every
+        connected switch's route difference goes into ``out`` with a
+        'reroute' record (``fields`` name the cause)."""
         down = frozenset(
             topo.link_id(u, topo.neighbor_on_port(self.g, u, p))
             for u, p in self.ports_down
             if self.g.nodes[topo.neighbor_on_port(self.g, u, p)]['role']
             != topo.HOST)
         if down == self.links_down:
-            return out
+            return
         self.links_down = down
         new = self.live()
         for s in topo.switches(self.g):
@@ -166,12 +358,9 @@ class ControllerCore:
         self.net.set_down(down)
         if self.scheduler is not None:
             self.scheduler.demand.reroute()
-        out.log.append({'kind': 'reroute', 't': now,
-                        'link': topo.link_id(sw, peer),
-                        'up': bool(up), 'links_down': sorted(down),
-                        'flow_mods': out.n_mods, 'applied_ms': None})
-        out.mods = self._connected_only(out.mods)
-        return out
+        out.log.append(dict({'kind': 'reroute', 't': now}, **fields,
+                            links_down=sorted(down), flow_mods=out.n_mods,
+                            applied_ms=None))
 
     def on_disconnect(self, dpid):
         """A switch went away: nothing goes to it until it reconnects and
@@ -207,10 +396,34 @@ class ControllerCore:
         carry a token: confirm them with on_confirmed)."""
         out = Outcome({}, {}, []) if self.scheduler is None \
             else self.scheduler.step(now)
+        if self.adopted and out.decided:
+            self._replace_adopted(out)
         if self.circuits is not None and self.circuits_ready():
             self._add_circuits(out, self.circuits.step(now, self._demand()))
         out.mods = self._connected_only(out.mods)
         return out
+
+    def _replace_adopted(self, out):
+        """The scheduler decided: the scheduler rules adopted from the
+        switches (_adopt) whose source host has registered since are
+        replaced by the decision's, or go where it has none for their
+        connection (with one deleted, the host's own DSCP marks class
+        its packets, as for any connection without a rule)."""
+        hosts = self.scheduler.demand.hosts
+        by_ip = self.scheduler.demand.by_ip
+        for dpid in sorted(self.adopted):
+            kept = self.adopted[dpid]
+            new = {adopt.key(m) for m in out.mods.get(dpid, ())
+                   if m.command == 'add'}
+            gone = [k for k, m in kept.items()
+                    if by_ip.get(dict(m.match).get('ipv4_src')) in hosts]
+            dels = [adopt.delete(kept.pop(k)) for k in gone if k not in new]
+            for k in gone:
+                kept.pop(k, None)
+            if dels:
+                out.mods.setdefault(dpid, []).extend(dels)
+            if not kept:
+                del self.adopted[dpid]
 
     def on_confirmed(self, token, now):
         """Every switch answered the barrier of a circuit step's
@@ -245,6 +458,8 @@ class ControllerCore:
                        'ready': len(self.ready),
                        'all_ready': len(self.ready) == len(self.switch_of),
                        'rules': len(self.rules),
+                       'adopted_schedule_rules': sum(
+                           len(v) for v in self.adopted.values()),
                        'hosts': topo.hosts(self.g), 'queues': self.queues,
                        'policy': self._policy_name(), 'scale': self.scale,
                        'class_map': self.class_map,
@@ -309,6 +524,7 @@ class ControllerCore:
                     if m == match and p == prio), None)
         if rid is None:
             rid, self._next_id = self._next_id, self._next_id + 1
+        self._rule_ids.add(rid)
         self.rules[rid] = (match, cls, prio)
         return _reply({'id': rid}, self._to_ingress([self._rule_mod(rid)]))
 
@@ -330,7 +546,15 @@ class ControllerCore:
 
     def _op_register(self, req, now):
         sch = self._scheduler('register')
-        out = sch.register(req)
+        if any(k in req for k in ('started', 'done', 'marks')) and \
+                not self.ingress <= set(self.routes) and \
+                self.serials_held_since is None:
+            # an agent is back before the switches (a restart: they
+            # reconnect at Open vSwitch's backoff): their tables give the
+            # floor new coflows' serials must start above; until every
+            # ingress switch is back they wait (they need no rule before)
+            sch.serials_held, self.serials_held_since = True, now
+        out = sch.register(req, now)
         out.reply = {'policy': self._policy_name(), 'queues': self.queues,
                      'classes': dict(sch.classes),
                      'sends': sch.send_classes_of(req.get('host')),

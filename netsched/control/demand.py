@@ -4,6 +4,7 @@ switch, path) and planned sends, and per transfer and coflow how far
 they got (started, received), per job its latest iteration. Pure: no
 I/O, no clock; built into a policy Snapshot on request."""
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,45 @@ class Conn:
 
 
 def _optional(x):
-    return None if x is None else float(x)
+    return None if x is None else _finite(x, 'a time')
+
+
+def _finite(x, what):
+    """A number an agent sent, as a float: NaN and inf are no size or
+    time (TypeError or ValueError, named by the registration's error)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError('%s must be a number, got %r' % (what, x))
+    v = float(x)                      # an int past float's: OverflowError
+    if not math.isfinite(v):
+        raise ValueError('%s must be finite, got %r' % (what, x))
+    return v
+
+
+def _each(host, what, items, read):
+    """``read(item)`` of each item of a registration's list ``what``
+    (None: none); a malformed item is a NetschedError that names the
+    host, the list and the item's index, raised before anything of the
+    registration is kept (it was a KeyError, TypeError, AttributeError
+    or OverflowError escaping the controller)."""
+    if items is None:
+        return []
+    if not isinstance(items, (list, tuple)):
+        raise NetschedError('register %s: %s must be a list, got %r'
+                            % (host, what, items))
+    out = []
+    for i, x in enumerate(items):
+        if not isinstance(x, dict):
+            raise NetschedError('register %s: %s[%d] must be a mapping, '
+                                'got %r' % (host, what, i, x))
+        try:
+            out.append(read(x))
+        except NetschedError:
+            raise
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise NetschedError('register %s: %s[%d]: %s%s' % (
+                host, what, i, 'missing key ' if isinstance(e, KeyError)
+                else '', e)) from None
+    return out
 
 
 class Demand:
@@ -84,7 +123,8 @@ class Demand:
     def check_host(self, host):
         """Refuse a registration from a name that is not a host of this
         fabric, before anything of it is kept."""
-        if host not in self.ingress:
+        # a list for a host raised TypeError (unhashable) in the lookup
+        if not isinstance(host, str) or host not in self.ingress:
             raise NetschedError('register: %r is not a host of this '
                                 'fabric' % (host,))
 
@@ -92,9 +132,13 @@ class Demand:
         """A host's connections, planned sends and what it knows of its
         jobs (validated first, so a bad registration changes nothing)."""
         self.check_host(host)
-        new = [self._conn(host, c) for c in conns]
+        new = _each(host, 'conns', conns, lambda c: self._conn(host, c))
         known = set(self.conns) | {c.key for c in new}
-        plan = [self._planned(host, s, known) for s in sends]
+        plan = _each(host, 'sends', sends,
+                     lambda s: self._planned(host, s, known))
+        if not isinstance(jobs or {}, dict):
+            raise NetschedError('register %s: jobs must be a mapping, got '
+                                '%r' % (host, jobs))
         meta = {str(j): self._job_meta(host, j, m)
                 for j, m in (jobs or {}).items()}
         self.job_meta.update(meta)
@@ -118,13 +162,14 @@ class Demand:
     def _job_meta(host, job, m):
         try:
             return {'iterations': int(m['iterations']),
-                    'bytes_per_iteration': float(m['bytes_per_iteration']),
+                    'bytes_per_iteration': _finite(
+                        m['bytes_per_iteration'], 'bytes_per_iteration'),
                     'group': m.get('group'),
                     'stage_ends': tuple(int(x)
                                         for x in m.get('stage_ends', ())),
                     'compute_s': _optional(m.get('compute_s')),
                     'first_send_s': _optional(m.get('first_send_s'))}
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
             raise NetschedError('register %s: job %r: bad description '
                                 '(%s: %s)' % (host, job, type(e).__name__,
                                                e))
@@ -154,9 +199,15 @@ class Demand:
                                 'which it did not register'
                                 % (host, s.get('id'), s.get('conn')))
         u, pos = s.get('urgency'), s.get('position')
+        for k in ('coflow', 'dst') + (('job',) if s.get('job') else ()):
+            if not isinstance(s[k], str):   # dict keys, names in replies
+                raise TypeError('%s must be a string, got %r' % (k, s[k]))
+        nbytes = _finite(s['bytes'], 'bytes')
+        if nbytes < 0:
+            raise ValueError('bytes must be >= 0, got %r' % (s['bytes'],))
         return Send(int(s['id']), host, s['dst'], key, s['coflow'],
                     s.get('job') or s['coflow'].rsplit('/', 1)[0],
-                    float(s['bytes']),
+                    nbytes,
                     None if s.get('iter') is None else int(s['iter']),
                     float('nan') if u is None else float(u),
                     float('nan') if pos is None else float(pos))

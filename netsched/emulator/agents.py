@@ -20,7 +20,11 @@ CONNECT_TIMEOUT_S = 60.0
 
 
 class AgentFailed(NetschedError):
-    pass
+    """An agent died or misbehaved; ``host`` says whose."""
+
+    def __init__(self, msg, host=None):
+        super().__init__(msg)
+        self.host = host
 
 
 def agent_command(sock_path, host, python=sys.executable):
@@ -45,10 +49,12 @@ class AgentPool:
         self.path = sock_path
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(sock_path)
+        os.chmod(sock_path, 0o600)      # the coordinator's owner only
         self.server.listen(len(self.hosts) + 8)
         self.procs, self.logs = {}, {}
         self.sock, self.rbuf, self.last_seen = {}, {}, {}
         self.sel = None
+        self.lost = {}                  # host -> why its agent is gone
 
     def close(self):
         for s, _ in self.sock.values():
@@ -123,6 +129,8 @@ class AgentPool:
 
     # --- the run ------------------------------------------------------------
     def send(self, h, msg):
+        if h in self.lost:              # gone: its jobs failed
+            return
         s = self.sock[h][0]
         blocking = s.getblocking()
         s.setblocking(True)
@@ -138,11 +146,31 @@ class AgentPool:
                     raise
 
     def poll(self, timeout_s):
-        """(host, message) for every line that arrived within timeout_s."""
+        """(host, message) for every line that arrived within timeout_s;
+        an agent whose channel closed comes as ``{'op': 'lost', 'why'}``
+        (the run goes on without it: :meth:`lose`)."""
         out = []
         for key, _ in self.sel.select(timeout=timeout_s):
-            out += [(key.data, m) for m in self._read(key.data)]
+            try:
+                out += [(key.data, m) for m in self._read(key.data)]
+            except AgentFailed as e:
+                out.append((key.data, self.lose(key.data, str(e))))
         return out
+
+    def lose(self, h, why):
+        """Let the agent of ``h`` go: nothing more is read from or sent to
+        it, and it no longer counts for liveness. Returns the 'lost'
+        message the coordinator handles."""
+        if h not in self.lost:
+            self.lost[h] = why
+            s = self.sock[h][0]
+            try:
+                self.sel.unregister(s)
+            except (KeyError, ValueError):
+                pass
+            s.close()
+            self.last_seen.pop(h, None)
+        return {'op': 'lost', 'why': why}
 
     def drain(self, done, wait_s):
         """Messages until done() or wait_s; agents that close are let go
@@ -168,9 +196,11 @@ class AgentPool:
                     p.wait(timeout=1.0)
             except Exception:        # still running: it closed the channel
                 pass
-            self.check_procs()
+            if p is not None and p.returncode is not None:
+                raise AgentFailed('agent on %s exited with code %s (log: %s)'
+                                  % (h, p.returncode, self.logs[h]), h)
             raise AgentFailed('agent on %s closed its channel (log: %s)'
-                              % (h, self.logs[h]))
+                              % (h, self.logs[h]), h)
         self.last_seen[h] = time.monotonic()
         buf = self.rbuf[h] + data
         *lines, self.rbuf[h] = buf.split(b'\n')
@@ -178,15 +208,29 @@ class AgentPool:
 
     def check_procs(self):
         for h, p in self.procs.items():
-            if p.poll() is not None:
+            if h not in self.lost and p.poll() is not None:
                 raise AgentFailed('agent on %s exited with code %s (log: %s)'
-                                  % (h, p.returncode, self.logs[h]))
+                                  % (h, p.returncode, self.logs[h]), h)
 
     def liveness(self):
-        self.check_procs()
+        """[(host, 'lost' message)] for the agents that exited or went
+        quiet since the last call: the run goes on without them."""
+        out = []
+        for h, p in self.procs.items():
+            if h not in self.lost and p.poll() is not None:
+                out.append((h, self.lose(h, 'agent on %s exited with code %s '
+                                         '(log: %s)' % (h, p.returncode,
+                                                        self.logs[h]))))
         now = time.monotonic()
-        for h, seen in self.last_seen.items():
+        for h, seen in list(self.last_seen.items()):
             if now - seen > STUCK_S:
-                raise AgentFailed('agent on %s sent nothing for %.0f s: '
-                                  'stuck (log: %s)' % (h, now - seen,
-                                                       self.logs[h]))
+                out.append((h, self.lose(h, 'agent on %s sent nothing for '
+                                         '%.0f s: stuck (log: %s)'
+                                         % (h, now - seen, self.logs[h]))))
+        return out
+
+    def kill(self, h):
+        """Kill the agent of ``h`` (SIGKILL, by its process; a fault)."""
+        p = self.procs.get(h)
+        if p is not None and p.poll() is None:
+            p.kill()

@@ -74,11 +74,13 @@ class ControllerProcess:
     def client(self, timeout_s=10.0):
         return ControlClient(self.socket_path, timeout_s).connect(wait_s=5)
 
-    def start(self, port):
+    def start(self, port, again=False):
+        """Start the controller (``again``: after it was killed, a fault:
+        its log goes on in the same file)."""
         desc_path = os.path.join(self.state.dir, 'fabric.json')
         with open(desc_path, 'w') as f:
             json.dump(self.desc, f)
-        with open(self.log_path, 'w') as logf:
+        with open(self.log_path, 'a' if again else 'w') as logf:
             self.proc = subprocess.Popen(
                 ryu_command(port, '127.0.0.1', self.framework), stdout=logf,
                 stderr=subprocess.STDOUT, env=ryu_env(desc_path),

@@ -145,6 +145,38 @@ class Fabric:
                 raise NetschedError('cannot take %s %s: %s' % (
                     name, 'up' if up else 'down', r.stderr.strip()))
 
+    def kill_controller(self):
+        """A fault: the controller process is killed (by its pid); the
+        switches go on forwarding on their rules (fail mode secure)."""
+        self.controller.stop()
+
+    def restart_controller(self):
+        """Start the controller again after :meth:`kill_controller`: the
+        switches reconnect (within their reconnect backoff, set short by
+        :meth:`short_backoff`) and it adopts their rules."""
+        self.controller.start(self.ctl_port, again=True)
+
+    def short_backoff(self, ms=1000):
+        """Have every switch retry a lost controller every ``ms`` at most
+        (Open vSwitch waits up to 8 s by default)."""
+        names = topo.switches(self.g)
+        get = ['ovs-vsctl']
+        for n in names:
+            get += ['--', 'get', 'bridge', n, 'controller']
+        r = subprocess.run(get, capture_output=True, text=True)
+        uuids = [u for line in r.stdout.split('\n')
+                 for u in line.strip('[] ').split(', ') if u]
+        if r.returncode or not uuids:
+            raise NetschedError('cannot read the switches\' controllers: %s'
+                                % r.stderr.strip())
+        cmd = ['ovs-vsctl']
+        for u in uuids:
+            cmd += ['--', 'set', 'controller', u, 'max_backoff=%d' % ms]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise NetschedError('cannot set the switches\' reconnect '
+                                'backoff: %s' % r.stderr.strip())
+
     def _ends(self, lid):
         for u, v in self.g.edges():
             if topo.link_id(u, v) == lid:
@@ -197,6 +229,7 @@ class Fabric:
                 self.class_map, self.scheduler_knobs,
                 framework=self.framework)
             self.controller.start(port)
+        self.ctl_port = port
         self.timings['controller_s'] = time.monotonic() - t0
 
         class Controller(RemoteController):

@@ -55,6 +55,15 @@ class Coordinator:
         self.early = {}                      # send -> end read before start
         self.recv_done = 0
         self.marks_done = 0
+        # jobs failed (an agent lost) -> why; their tasks not done are
+        # written off so that the run ends when the others have finished
+        self.failed = {}
+        self.killed = {}                     # host -> the fault's words
+        self.received = set()
+        # per transfer, the sender's last write and the receiver's first
+        # read (host clock): which side a stall is on
+        self.wrote, self.first_read = {}, {}
+        self.off_sends = self.off_marks = 0
         self.coflow_left = {}
         self.coflow_send = {}                # coflow -> one of its sends
         for t in self.sends.values():
@@ -134,11 +143,11 @@ class Coordinator:
                                jobs=list(st.jobs))
         sampler = LinkSampler(self.fab, self.exp.sample_s)
         sampler.start(t0)
-        faults = Faults(self.exp.faults, self.fab, self.log, t0)
+        faults = Faults(self.exp.faults, self.fab, self.log, t0, self.kill)
         last_progress = time.monotonic()
         total = len(self.sends) + self.n_marks
-        while self.recv_done < len(self.sends) or \
-                self.marks_done < self.n_marks:
+        while self.recv_done + self.off_sends < len(self.sends) or \
+                self.marks_done + self.off_marks < self.n_marks:
             now = time.monotonic()
             if self.exp.timeout_s and now - t0 > self.exp.timeout_s:
                 self.log.write(now - t0, 'run_incomplete',
@@ -151,7 +160,8 @@ class Coordinator:
             faults.apply_due()
             sampler.maybe_sample(self.log)
             self.decisions.copy(self.log, t0)
-            self.pool.liveness()
+            for h, m in self.pool.liveness():
+                self._handle(h, m)
             if self.bar is not None:
                 self.bar(self.recv_done + self.marks_done, total)
             elif time.monotonic() - last_progress >= 2.0:
@@ -164,8 +174,8 @@ class Coordinator:
         lost = drops.delta(self.drops0, drops.snapshot(self.fab))
         self.decisions.copy(self.log, t0)
         self.pool.broadcast({'op': 'stop'}, ignore_errors=True)
-        for h, m in self.pool.drain(
-                lambda: len(self.cpu) == len(self.hosts), 2.0):
+        for h, m in self.pool.drain(lambda: len(self.cpu) == len(
+                self.hosts) - len(self.pool.lost), 2.0):
             try:
                 self._handle(h, m)
             except AgentFailed:      # the run is over: keep what it measured
@@ -251,10 +261,66 @@ class Coordinator:
         raise AgentFailed('agent on %s: %s (log: %s)'
                           % (h, m['msg'], self.pool.logs[h]))
 
+    # --- agents lost ----------------------------------------------------------
+    def kill(self, h):
+        """A fault: the agent of ``h`` is killed; its jobs fail when its
+        channel closes (_on_lost)."""
+        self.killed[h] = 'the agent on %s was killed at %.3f s' % (
+            h, time.monotonic() - self.t0)
+        self.pool.kill(h)
+
+    def _on_lost(self, h, m):
+        """An agent is gone (killed, crashed, stuck): every job with a
+        task on its host or a transfer to it fails, with the reason; the
+        other jobs run on."""
+        why = self.killed.get(h, m['why'])
+        self._fail({t.job for t in self.tasks if t.job is not None and (
+            t.host == h or (t.kind == 'send' and t.dst == h))}, why)
+
+    def _on_conn_lost(self, h, m):
+        """A connection broke under an agent (its peer died): the jobs
+        that send on it fail, unless they already did."""
+        conn, g = m.get('conn'), self.fab.g
+        if isinstance(conn, list):          # an incoming one: its peer
+            conn = next((c.id for c in self.plan.conns if c.dst == h
+                         and g.nodes[c.src]['ip'] == conn[0]
+                         and c.sport == conn[1]), None)
+        c = self.plan.conns[conn] if conn is not None else None
+        jobs = {t.job for t in self.sends.values() if t.job is not None
+                and c is not None and t.conn == c.id}
+        self._fail(jobs, 'connection %s -> %s lost: %s' % (
+            h, c.dst if c is not None else '?', m.get('msg')))
+
+    def _fail(self, jobs, why):
+        t_now = time.monotonic() - self.t0
+        ended = {t.job for t in self.tasks if t.kind == 'mark'
+                 and t.job is not None and t.id in self.mark_time
+                 and t.iter == self.plan.jobs[t.job].iterations - 1}
+        for j in sorted(set(jobs) - set(self.failed) - ended):
+            self.failed[j] = why
+            self.log.write(t_now, 'job_failed', job=j, reason=why)
+            self.say('job %s failed: %s' % (j, why))
+            self.off_sends += sum(1 for t in self.sends.values()
+                                  if t.job == j and t.id not in self.received)
+            self.off_marks += sum(1 for t in self.tasks if t.kind == 'mark'
+                                  and t.job == j
+                                  and t.id not in self.mark_time)
+            for b, left in self.barrier_left.items():
+                gone = {d for d in left if self.tasks[d].job == j}
+                if gone:
+                    left -= gone
+                    if not left and any(d in self.mark_time
+                                        for d in self.tasks[b].deps):
+                        self._release(b)
+
     def _on_job_start(self, h, m):
         if m['job'] not in self.jobs_started:
             self.jobs_started.add(m['job'])
-            self.log.write(m['t'] - self.t0, 'job_start', job=m['job'])
+            # workers: the iter events that end each of its iterations
+            self.log.write(m['t'] - self.t0, 'job_start', job=m['job'],
+                           workers=sum(1 for t in self.plan.tasks
+                                       if t.kind == 'mark' and t.iter == 0
+                                       and t.job == m['job']))
 
     def _on_gate(self, h, m):
         """A worker started an iteration on its job's shifted grid
@@ -266,6 +332,8 @@ class Coordinator:
 
     def _on_start(self, h, m):
         t = self.sends[m['task']]
+        if t.job in self.failed:
+            return
         self.started[t.id] = (m['ready'], m['t'])
         a = self.coflow_arrival.get(t.coflow)
         self.coflow_arrival[t.coflow] = m['ready'] if a is None \
@@ -273,10 +341,17 @@ class Coordinator:
         if t.id in self.early:              # its end was read first
             self._finished(t, self.early.pop(t.id))
 
+    def _on_wrote(self, h, m):
+        self.wrote[m['task']] = m['t']
+
     def _on_recv(self, h, m):
         """Two agents' messages may cross: a short transfer's end can be
         read before its start; it is logged when both are known."""
         t = self.sends[m['task']]
+        if t.job in self.failed:
+            return
+        if m.get('first') is not None:
+            self.first_read[t.id] = m['first']
         if t.id not in self.started:
             self.early[t.id] = m['t']
             return
@@ -286,8 +361,13 @@ class Coordinator:
         t0 = self.t0
         ready, start = self.started[t.id]
         self.recv_done += 1
+        self.received.add(t.id)
         extra = {} if t.urgency is None else {'ready': ready - t0,
                                               'urgency': t.urgency}
+        for k, at in (('wrote', self.wrote.pop(t.id, None)),
+                      ('first_read', self.first_read.pop(t.id, None))):
+            if at is not None:
+                extra[k] = round(at - t0, 9)
         self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
                        src=t.host, dst=t.dst, bytes=t.bytes,
                        start=start - t0, **extra)
@@ -300,6 +380,8 @@ class Coordinator:
 
     def _on_mark(self, h, m):
         t = self.tasks[m['task']]
+        if t.job in self.failed:
+            return
         jp = self.plan.jobs[t.job]
         self.marks_done += 1
         self.log.write(m['t'] - self.t0, 'iter', job=t.job, worker=t.worker,
@@ -316,7 +398,8 @@ class Coordinator:
 
     def _release(self, b):
         st = self.barriers[b]
-        t = max(self.mark_time[d] for d in self.tasks[b].deps)
+        t = max(self.mark_time[d] for d in self.tasks[b].deps
+                if d in self.mark_time)
         self.log.write(t - self.t0, 'stage_end', stage=st.id, group=st.group,
                        survivors=list(st.survivors))
         self.pool.broadcast({'op': 'release', 'task': b, 't': t})
@@ -334,9 +417,9 @@ class Faults:
     through its decision log). The poll waits no longer than the next
     one is due."""
 
-    def __init__(self, faults, fab, log, t0):
+    def __init__(self, faults, fab, log, t0, kill):
         from ..workload.faults import timeline
-        self.fab, self.log, self.t0 = fab, log, t0
+        self.fab, self.log, self.t0, self.kill = fab, log, t0, kill
         self.todo = timeline(faults)
 
     def wait_s(self, most):
@@ -348,10 +431,18 @@ class Faults:
     def apply_due(self):
         while self.todo and time.monotonic() >= self.t0 + self.todo[0][0]:
             _, what, f = self.todo.pop(0)
-            self.fab.set_links(f.links, what == 'up')
             self.log.write(time.monotonic() - self.t0, 'fault', what=what,
                            kind=f.kind, target=f.target,
                            links=sorted(f.links))
+            if f.kind == 'agent':
+                self.kill(f.target)
+            elif f.kind == 'controller':
+                if what == 'down':
+                    self.fab.kill_controller()
+                else:
+                    self.fab.restart_controller()
+            else:
+                self.fab.set_links(f.links, what == 'up')
 
 
 class DecisionLog:
@@ -366,6 +457,7 @@ class DecisionLog:
         self.offset = os.path.getsize(path) \
             if path and os.path.exists(path) else 0
         self.buf = b''
+        self.cut = 0                # lines a killed controller left cut
         self.applied_ms = []
         self.flow_mods = []
         self.decided = 0
@@ -379,7 +471,11 @@ class DecisionLog:
         self.offset += len(data)
         *lines, self.buf = (self.buf + data).split(b'\n')
         for line in lines:
-            r = json.loads(line)
+            try:
+                r = json.loads(line)
+            except ValueError:     # cut short: the controller was killed
+                self.cut += 1
+                continue
             kind = r.pop('kind')
             t = r.pop('t')
             if kind == 'decision':
@@ -419,6 +515,10 @@ def run(exp, log_path, say, attach=None, bar=None):
     if os.path.exists(decision_log):
         os.unlink(decision_log)
     if attach:
+        if exp.faults:
+            raise ConfigError('%s: faults need a fabric netsched brings up '
+                              'and tears down itself, not --attach'
+                              % (exp.path or exp.name))
         fabric = attach
     else:
         fabric = Fabric(g, link_mbps=link_mbps, queues=exp.queues,
@@ -435,6 +535,8 @@ def run(exp, log_path, say, attach=None, bar=None):
         for j, p in sorted(plan.placements.items()):
             log.write(0.0, 'placement', job=j, **p)
         with fabric as fab:
+            if any(f.kind == 'controller' for f in exp.faults):
+                fab.short_backoff()
             c = Coordinator(exp, plan, fab, log, say, bar)
             if attach:
                 say('start one agent in each of these hosts (e.g. in the '

@@ -75,7 +75,7 @@ class RunState:
                      'interfaces': [], 'pids': [], 'files': []}
 
     def create(self, bridges, interfaces):
-        os.makedirs(self.dir, exist_ok=False)
+        os.makedirs(self.dir, mode=0o700, exist_ok=False)
         self.data['bridges'] = list(bridges)
         self.data['interfaces'] = list(interfaces)
         self.save()

@@ -75,9 +75,30 @@ class ControllerLink:
     controller parses a few messages instead of one per transfer start
     and end. (A write per report slowed the parameter-server pattern from
     1.10 to 1.19 times the analytical time; a flusher thread of its own,
-    to 1.11-1.16: its wake-ups took the interpreter from the data path.)"""
+    to 1.11-1.16: its wake-ups took the interpreter from the data path.)
+
+    When the channel breaks (the controller was restarted: a read sees
+    its end, a write fails), a thread of its own connects to the same
+    socket again, every ``RETRY_S`` for up to ``GIVE_UP_S``, and
+    registers again with the host's progress: the sends it began (with
+    their ready times), the transfers it received and its iteration
+    marks, kept from the reports as they are made, so that the restarted
+    scheduler does not take finished transfers for pending ones. Reports
+    queue up meanwhile (the data path goes on, doing no I/O for this)
+    and go out after the new registration. A controller that does not
+    come back in time, or refuses the registration, leaves the agent to
+    run on its last classes and rates, reporting nothing more."""
+
+    class Refused(ValueError):
+        """The controller answered a re-registration with an error:
+        trying again would get the same."""
+
+    RETRY_S = 0.1             # between attempts to reconnect
+    GIVE_UP_S = 30.0          # ... for at most this long
+    REPLY_TIMEOUT_S = 5.0     # a re-registration's reply
 
     def __init__(self, path, inbox):
+        self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
         self.rfile = self.sock.makefile('r')
@@ -85,6 +106,12 @@ class ControllerLink:
         self.inbox = inbox
         self.queued = []
         self.queue_lock = threading.Lock()
+        self.state = 'up'             # 'up', 'reconnecting' or 'lost'
+        self.registration = None      # the first registration, as sent
+        self.started = {}             # own sends begun: id -> ready time
+        self.received = []            # transfers received at this host
+        self.marks = []               # iteration marks reported
+        self.reconnects = 0
 
     def _write(self, msg):
         data = (json.dumps(msg, separators=(',', ':')) + '\n').encode()
@@ -99,46 +126,146 @@ class ControllerLink:
                   'iter': t['iter'], 'urgency': t['urgency'],
                   'position': t['position']}
                  for t in plan['tasks'] if t['kind'] == 'send']
-        self._write({'op': 'register', 'host': host, 'run': run,
-                     'conns': plan['conns'], 'sends': sends,
-                     'jobs': plan.get('jobs', {})})
+        self.registration = {'op': 'register', 'host': host, 'run': run,
+                             'conns': plan['conns'], 'sends': sends,
+                             'jobs': plan.get('jobs', {})}
+        self._write(self.registration)
         reply = json.loads(self.rfile.readline() or 'null')
         if not reply or not reply.get('ok'):
             raise RuntimeError('controller refused the registration: %s'
                                % (reply or {}).get('error', 'no reply'))
         self.wanted = set(reply.get('reports', ('start', 'recv', 'mark')))
-        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read, args=(self.rfile,),
+                         daemon=True).start()
         return reply
 
     def report(self, **ev):
         """Queue a report (of the kinds the controller asked for); the
-        first of a batch nudges the main loop."""
-        if ev['ev'] not in self.wanted:
-            return
+        first of a batch nudges the main loop. Starts, receptions and
+        marks are kept whatever the kinds asked for: a re-registration
+        carries them."""
+        kind = ev['ev']
         with self.queue_lock:
+            if kind == 'start':
+                self.started[ev['task']] = ev.get('ready', ev.get('t'))
+            elif kind == 'recv':
+                self.received.append(ev['task'])
+            elif kind == 'mark':
+                self.marks.append({k: ev.get(k)
+                                   for k in ('job', 'iter', 't', 'loss')})
+            if kind not in self.wanted or self.state == 'lost':
+                return
             first = not self.queued
             self.queued.append(ev)
-        if first:
+            nudge = first and self.state == 'up'
+        if nudge:
             self.inbox.put(('flush',))
 
     def pending(self):
-        return bool(self.queued)
+        """Reports to send now (none while reconnecting: they wait)."""
+        return bool(self.queued) and self.state == 'up'
 
     def wants(self, kind):
+        """Whether the controller asked for this kind of report."""
         return kind in self.wanted
 
     def flush(self):
+        """Send what is queued in one message; if the write fails, it
+        goes back to the queue, after the re-registration."""
+        if self.state != 'up':
+            return
         with self.queue_lock:
             events, self.queued = self.queued, []
-        if events:
+        if not events:
+            return
+        try:
             self._write({'op': 'report', 'events': events})
+        except OSError:
+            with self.queue_lock:
+                self.queued[:0] = events
+            self._broken()
 
-    def _read(self):
-        for line in self.rfile:
-            m = json.loads(line)
-            if m.get('op') in ('classes', 'rates', 'shifts'):
-                self.inbox.put(('ctl', m))
+    def _read(self, rfile):
+        try:
+            for line in rfile:
+                m = json.loads(line)
+                if m.get('op') in ('classes', 'rates', 'shifts'):
+                    self.inbox.put(('ctl', m))
+        except (OSError, ValueError):
+            pass
+        self._broken(rfile)
 
+    def _broken(self, rfile=None):
+        """The channel broke (a reader's own, not one already replaced):
+        reconnect in a thread of its own, once."""
+        with self.queue_lock:
+            if self.state != 'up' or (rfile is not None
+                                      and rfile is not self.rfile):
+                return
+            self.state = 'reconnecting'
+        threading.Thread(target=self._reconnect, daemon=True).start()
+
+    def _reconnect(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        deadline = time.monotonic() + self.GIVE_UP_S
+        while True:
+            try:
+                sock, rfile, reply = self._register_again()
+                break
+            except (OSError, ValueError) as e:
+                why = e
+            if isinstance(why, self.Refused) or \
+                    time.monotonic() >= deadline:
+                with self.queue_lock:
+                    self.state, self.queued = 'lost', []
+                sys.stderr.write('netsched agent: controller channel lost '
+                                 '(%s); scheduling messages stop\n' % why)
+                return
+            time.sleep(self.RETRY_S)
+        with self.lock:
+            self.sock, self.rfile = sock, rfile
+        self.wanted = set(reply.get('reports', self.wanted))
+        self.reconnects += 1
+        if reply.get('classes') or reply.get('sends'):
+            self.inbox.put(('ctl', {'op': 'classes',
+                                    'classes': reply.get('classes') or {},
+                                    'sends': reply.get('sends') or {}}))
+        threading.Thread(target=self._read, args=(rfile,),
+                         daemon=True).start()
+        with self.queue_lock:
+            self.state = 'up'
+            more = bool(self.queued)
+        if more:
+            self.inbox.put(('flush',))
+
+    def _register_again(self):
+        """One attempt: connect, register with the progress so far, read
+        the reply. (socket, its reader, the reply)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.REPLY_TIMEOUT_S)
+            sock.connect(self.path)
+            with self.queue_lock:
+                msg = dict(self.registration,
+                           started=[[i, r] for i, r in self.started.items()],
+                           done=list(self.received), marks=list(self.marks))
+            sock.sendall((json.dumps(msg, separators=(',', ':'))
+                          + '\n').encode())
+            rfile = sock.makefile('r')
+            reply = json.loads(rfile.readline() or 'null')
+            if not isinstance(reply, dict):
+                raise OSError('no reply to the re-registration')
+            if not reply.get('ok'):
+                raise self.Refused('controller refused the re-registration:'
+                                   ' %s' % reply.get('error'))
+            sock.settimeout(None)
+        except BaseException:
+            sock.close()
+            raise
+        return sock, rfile, reply
 
 class NoController:
     """Stands in for the link when the fabric runs no policy."""
@@ -211,7 +338,8 @@ class Agent:
         # listen, then connect out (the coordinator orders the phases)
         # ``drain``: the experiment's measuring knob emulator.drain
         self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
-                             self._started, drain=plan.get('drain', True))
+                             self._started, drain=plan.get('drain', True),
+                             on_written=self._written)
         self.net.report_sent = any(t.get('prophet') for t in plan['tasks'])
         self.net.listen(plan['listen_port'], plan['n_in'])
         self.tell(op='listening')
@@ -235,6 +363,11 @@ class Agent:
         self.tell(op='start', task=task['id'], ready=ready, t=start, bytes=n)
         self.controller.report(ev='start', task=task['id'], ready=ready,
                                t=start)
+
+    def _written(self, task, t):
+        """A sender thread wrote a transfer's last byte (with the
+        receiver's first read, where a stall began)."""
+        self.tell(op='wrote', task=task['id'], t=t)
 
     # --- scheduling ---------------------------------------------------------
     def _done(self, tid, t):
@@ -393,12 +526,15 @@ class Agent:
             kind = msg[0]
             if kind == 'recv':
                 _, tid, t = msg
-                self.tell(op='recv', task=tid, t=t)
+                self.tell(op='recv', task=tid, t=t,
+                          first=self.net.first_read.pop(tid, None))
                 self.controller.report(ev='recv', task=tid, t=t)
                 self._done(tid, t)
             elif kind == 'error':
                 self.tell(op='error', msg=msg[1])
                 return 1
+            elif kind == 'conn_lost':           # its peer's agent died
+                self.tell(op='conn_lost', conn=msg[1], msg=msg[2])
             elif kind == 'flush':
                 pass                    # reports go out below, when idle
             elif kind == 'sent':        # a host sender's send written whole

@@ -136,11 +136,19 @@ class Transport:
     """Listening, connecting, sending and receiving for one agent.
     ``cls`` ({coflow: class}) and ``rate`` ({task id: emulated bytes/s})
     are the agent's, updated as decisions arrive and read by the sender
-    threads; ``inbox`` gets ('recv', task id, time) and ('error', msg);
+    threads; ``inbox`` gets ('recv', task id, time) and ('conn_lost',
+    connection id, or an incoming one's peer [ip, port], msg);
     ``on_start(task, ready, start, n)`` runs as a transfer starts."""
 
-    def __init__(self, scale, cls, rate, inbox, on_start, drain=True):
+    def __init__(self, scale, cls, rate, inbox, on_start, drain=True,
+                 on_written=None):
         self.scale, self.cls, self.rate = scale, cls, rate
+        # per-side timestamps of every transfer, so that a stall shows
+        # which side stopped: ``on_written(task, t)`` as its last byte
+        # is written, and ``first_read`` {task id: t} when its first
+        # bytes (the header) are read here
+        self.on_written = on_written
+        self.first_read = {}
         self.send_cls = {}             # task id -> class (per-send tags)
         self.seq = 0                   # sends queued so far (FIFO key)
         self.inbox, self.on_start = inbox, on_start
@@ -387,11 +395,15 @@ class Transport:
                 send_body(s, n, lambda: self.rate.get(t['id'], 0),
                           lambda: mark(t),
                           lambda: self._hold(cid, t['id']))
+                if self.on_written is not None:
+                    self.on_written(t, time.monotonic())
                 if self.report_sent and t.get('prophet'):
                     self.inbox.put(('sent', t['id'], began,
                                     time.monotonic()))
         except OSError as e:
-            self.inbox.put(('error', 'send failed: %s' % e))
+            # the peer is gone (its agent died): this connection's jobs
+            # fail, the agent and its other connections go on
+            self.inbox.put(('conn_lost', cid, 'send failed: %s' % e))
 
     def _receiver(self, s):
         buf = bytearray(CHUNK)
@@ -402,6 +414,7 @@ class Transport:
                 if head is None:
                     return
                 tid, n = HEADER.unpack(head)
+                self.first_read[tid] = time.monotonic()
                 left = n
                 while left:
                     k = s.recv_into(view, min(left, CHUNK))
@@ -410,7 +423,11 @@ class Transport:
                     left -= k
                 self.inbox.put(('recv', tid, time.monotonic()))
         except OSError as e:
-            self.inbox.put(('error', 'receive failed: %s' % e))
+            try:
+                peer = list(s.getpeername())
+            except OSError:
+                peer = None
+            self.inbox.put(('conn_lost', peer, 'receive failed: %s' % e))
 
 
 def tcp_timeouts(path='/proc/self/net/netstat'):

@@ -14,12 +14,13 @@ scale alongside (summary.json ``scale``; the CSVs carry both byte counts).
 """
 import numbers
 import os
+import sys
 import dataclasses
 from dataclasses import dataclass, field
 
 from .. import ROOT, qos
 from .. import topology as topo
-from ..errors import ConfigError, TopologyError
+from ..errors import ConfigError, TopologyError, read_text
 from . import knobs
 from .knobs import Knobs
 
@@ -42,6 +43,10 @@ INITIAL_WINDOW = 10          # packets: Linux's initial congestion window
 # an experiment meant for the emulator decides on no less data than this
 # many initial windows at its scale, on both backends (docs/fidelity.md)
 THRESHOLD_FLOOR_WINDOWS = 2
+# a job's iterations at most: the plan holds every iteration's tasks
+# (10000 of a 2-worker ResNet-50 ring: 4.5 M tasks, 22 s and 1.8 GB to
+# check; 2**63 raised ValueError in numpy, 10**5 ran for minutes)
+MAX_ITERATIONS = 10000
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class TraceSpec:
     path: str
     limit: int = None                 # first N coflows only
     time_scale: float = 1.0           # arrival times multiplied by this
+                                      # (0: every coflow at once)
     skip: int = 0                     # drop the file's first N coflows
     size_scale: float = 1.0           # bytes multiplied by this
     racks: str = 'strict'             # rack i on host i, or i mod hosts
@@ -166,6 +172,8 @@ class Experiment:
     # the simulator's packets: none (fluid), dc (MTU-byte packets at
     # the topology's rates), emulated (the emulator's: MTU x scale)
     sim_packets: str = 'none'
+    # the simulator's model (MODELS): maxmin, or another tool's rules
+    model: str = 'maxmin'
     # the measuring knobs (emulator, scheduler, simulator blocks;
     # pipeline.knobs)
     knobs: Knobs = Knobs()
@@ -225,6 +233,10 @@ class _Checker:
         if not isinstance(v, kind) or isinstance(v, bool):
             self.fail(key, 'must be %s, got %r'
                       % ('an integer' if integer else 'a number', v))
+        # NaN passes every bound and inf every minimum; runs compute in
+        # floating point, where 10**400 overflows
+        if v != v or not -sys.float_info.max <= v <= sys.float_info.max:
+            self.fail(key, 'must be a finite number, got %r' % (v,))
         if positive and not v > 0:
             self.fail(key, 'must be > 0, got %r' % v)
         if minimum is not None and v < minimum:
@@ -303,7 +315,10 @@ def _loss(c):
 def _job(where, d, hosts, models_dir, index, group=None):
     from ..workload import models
     c = _Checker(where, d)
-    jid = str(c.get('id', group or 'job%d' % index))
+    jid = c.get('id', group or 'job%d' % index)
+    if isinstance(jid, bool) or not isinstance(jid, (str, int)):
+        c.fail('id', 'must be a string, got %r' % (jid,))
+    jid = str(jid)
     model = c.string('model', required=True)
     try:
         models.get(model, models_dir)
@@ -318,7 +333,8 @@ def _job(where, d, hosts, models_dir, index, group=None):
     if pattern != 'ps' and 'ps_shards' in d:
         c.fail('ps_shards', 'only a ps job has parameter-server shards')
     iterations = None if group else c.num('iterations', required=True,
-                                          integer=True, minimum=1)
+                                          integer=True, minimum=1,
+                                          maximum=MAX_ITERATIONS)
     arrival = c.num('arrival_s', None, minimum=0)
     placement = _placement(c, 'placement', hosts)
     need = workers + (shards if pattern == 'ps' else 0)
@@ -449,7 +465,8 @@ def _tuning(where, d, hosts, models_dir, index):
     out = []
     for i, sd in enumerate(stages):
         sc = _Checker('%s: stages[%d]' % (where, i), sd)
-        it = sc.num('iterations', required=True, integer=True, minimum=1)
+        it = sc.num('iterations', required=True, integer=True, minimum=1,
+                    maximum=MAX_ITERATIONS)
         last = i == len(stages) - 1
         keep = sc.num('keep', None if last else 0.5, positive=True,
                       maximum=1)
@@ -462,14 +479,17 @@ def _tuning(where, d, hosts, models_dir, index):
 
 
 def _load_yaml(path):
+    import io
     import yaml
+    f = io.StringIO(read_text(path))
+    f.name = path                 # what YAML's error marks call the file
     try:
-        with open(path) as f:
-            return yaml.safe_load(f)
-    except OSError as e:
-        raise ConfigError('%s: %s' % (path, e.strerror)) from None
+        return yaml.safe_load(f)
     except yaml.YAMLError as e:
         raise ConfigError('%s: not valid YAML: %s' % (path, e)) from None
+    except RecursionError:        # the parser recurses once per level
+        raise ConfigError('%s: not valid YAML: nested too deeply'
+                          % path) from None
 
 
 def _circuits(c, g, where, override=None):
@@ -514,10 +534,14 @@ def _circuits(c, g, where, override=None):
     return v['scheduler'], params
 
 
-def _faults(c, g, where, big):
+def _faults(c, g, where, big, has_trace):
     raw = c.get('faults')
     if raw is None:
         return ()
+    if has_trace and isinstance(raw, list) and any(
+            isinstance(f, dict) and 'agent' in f for f in raw):
+        c.fail('faults', "an agent fault fails the jobs on its host, and a "
+               "trace's coflows are not jobs: drop the trace or the fault")
     if big:
         c.fail('faults', 'a big switch has no links between switches to '
                'fail; drop big_switch')
@@ -557,6 +581,41 @@ def load(path, backend=None, policy=None, trace=None, circuits=None,
 
 
 SIM_PACKETS = ('none', 'dc', 'emulated')
+# the simulator's model: its own (max-min, work-conserving) or another
+# tool's rules for a coflow trace on a big switch (netsched.sim.reference,
+# whose MODELS is the same tuple)
+MODELS = ('maxmin', 'coflowsim', 'sincronia')
+
+
+def _model(c, backend, big=True, tr=True, jobs=(), circuits=None,
+           sim_packets='none'):
+    """The ``model`` key, checked: another tool's model runs a coflow
+    trace alone on a big switch, on the simulator, as a fluid (the
+    policies it implements are checked by pipeline.run.check). Called
+    once the backend is known (the defaults pass the rest), and again
+    with the rest."""
+    model = c.choice('model', MODELS, 'maxmin')
+    if model == 'maxmin':
+        return model
+    why = None
+    if backend != 'sim':
+        why = 'runs on the simulator only (backend sim), got backend %s' \
+            % backend
+    elif tr is None:
+        why = 'runs a coflow trace: the experiment has no trace section'
+    elif jobs:
+        why = 'runs a coflow trace alone: drop the jobs and tuning groups'
+    elif circuits is not None:
+        why = 'runs on a big switch: drop circuits'
+    elif not big:
+        why = 'runs on a big switch (only host ports are bottlenecks): ' \
+            'set big_switch: true'
+    elif sim_packets != 'none':
+        why = 'is a fluid model: sim_packets must be none, got %s' \
+            % sim_packets
+    if why:
+        c.fail('model', '%s %s' % (model, why))
+    return model
 
 
 def from_dict(d, path=None, backend=None, policy=None, trace=None,
@@ -618,6 +677,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                                           'none')
     c.choice('sim_packets', SIM_PACKETS)     # the file's, checked anyway
     timeout_s = c.num('timeout_s', None, positive=True)
+    _model(c, backend)
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
         c.fail('big_switch', 'must be true or false, got %r' % (big,))
@@ -656,7 +716,9 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
         policies.make(name, ps, where='%s: policy_params: %s'
                       % (where, name))
     if pname in per:
-        params = dict(per[pname], **params)
+        # a display, not dict(..., **params): a key that is not a string
+        # (YAML's 0: or null:) raised TypeError
+        params = {**per[pname], **params}
     label = label or pname
     made = policies.make(pname, params, where='%s: policy' % where)
     windows = c.num('threshold_floor_windows', THRESHOLD_FLOOR_WINDOWS,
@@ -714,7 +776,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
             tpath = find_trace(tpath, base, '%s: trace: path' % where)
         start = tc.num('start_s', None, minimum=0)
         tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
-                       float(tc.num('time_scale', 1.0, positive=True)),
+                       float(tc.num('time_scale', 1.0, minimum=0)),
                        tc.num('skip', 0, integer=True, minimum=0),
                        float(tc.num('size_scale', 1.0, positive=True)),
                        tc.choice('racks', ('strict', 'wrap'), 'strict'),
@@ -726,7 +788,9 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
         tc.done()
     if not jobs and not tuning and tr is None:
         c.fail('jobs', 'the experiment has no jobs, tuning groups or trace')
-    fault_list = _faults(c, g, where, big)
+    model = _model(c, backend, big, tr, jobs or tuning, circuits,
+                   sim_packets)
+    fault_list = _faults(c, g, where, big, tr is not None)
     measuring = knobs.parse(c, env_knobs)
     c.done()
     return Experiment(name=name, path=path, topology=spec,
@@ -741,7 +805,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       completion_tolerance=float(tol),
                       timeout_s=timeout_s, circuits=circuits,
                       knobs=measuring,
-                      sim_packets=sim_packets,
+                      sim_packets=sim_packets, model=model,
                       threshold_floor=(float(windows), float(floor), raised),
                       faults=fault_list,
                       raw=d)

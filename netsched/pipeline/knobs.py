@@ -241,7 +241,8 @@ def _parse(c, used):
         if tcp is not None:
             tc = _Checker('%s: emulator: tcp' % c.where, tcp)
             cc = tc.string('congestion_control')
-            if cc is not None and not CC_NAME.match(cc):
+            # fullmatch: $ also matches before a final newline
+            if cc is not None and not CC_NAME.fullmatch(cc):
                 tc.fail('congestion_control', 'must be the name of a kernel '
                         'congestion control (cubic, bbr, reno, ...), got %r'
                         % cc)
@@ -282,12 +283,12 @@ def _host_sysctl(ec):
                 '({net.ipv4.tcp_early_retrans: 0}), got %r' % (v,))
     out = []
     for k, x in v.items():
-        if not isinstance(k, str) or not SYSCTL_KEY.match(k):
+        if not isinstance(k, str) or not SYSCTL_KEY.fullmatch(k):
             ec.fail('host_sysctl', '%r: only per-network-namespace keys '
                     '(net.*) may be set in the hosts; others would change '
                     'the whole machine' % (k,))
         if isinstance(x, bool) or not isinstance(x, (int, str)) or \
-                not SYSCTL_VALUE.match(str(x)):
+                not SYSCTL_VALUE.fullmatch(str(x)):
             ec.fail('host_sysctl', '%s: must be a number or words of '
                     'letters, digits and ._:-, got %r' % (k, x))
         out.append((k, str(x)))

@@ -25,6 +25,10 @@ TOTALS = {'avg_jct_s': 'average JCT', 'p95_jct_s': 'p95 JCT',
           'front_tensor_s': 'front-layer tensor latency'}
 
 
+# the events a run writes of itself, not of what it measured
+RUN_EVENTS = ('run_start', 'run_end', 'run_incomplete')
+
+
 def _stats(x):
     x = np.asarray(x, float)
     if len(x) == 0:
@@ -44,12 +48,18 @@ def compute(evs):
     t_end = 0.0
     stage_start = {}
     outages = []                  # faults: links down/up, the reroutes
+    failed = {}                   # job -> why it failed (an agent killed)
+    sides = {}                    # emulator: flow -> (last write, 1st read)
+    started, ended, stops = None, False, []   # the run's own records
+    workers = {}                  # job -> iter events that end an iteration
     for e in evs:
         t = e['t']
         k = e['ev']
         t_end = max(t_end, t + e.get('dt', 0.0))
         if k == 'job_start':
             jobs.setdefault(e['job'], {'arrival_s': t, 'end_s': None})
+            if e.get('workers'):
+                workers[e['job']] = e['workers']
         elif k == 'job_end':
             jobs.setdefault(e['job'], {'arrival_s': None})['end_s'] = t
         elif k == 'iter':
@@ -74,6 +84,8 @@ def compute(evs):
                           e['bytes'], e['start'], t))
             if e.get('urgency') is not None:
                 tensors.append((e['urgency'], e.get('ready', e['start']), t))
+            if 'wrote' in e or 'first_read' in e:
+                sides[e['id']] = (e.get('wrote'), e.get('first_read'))
         elif k == 'links':
             for name, u in e['util'].items():
                 link_util.setdefault(name, []).append((t, e['dt'], u))
@@ -97,12 +109,27 @@ def compute(evs):
             decided.append((t, e.get('scheduler')))
         elif k in ('fault', 'reroute'):
             outages.append(e)
+        elif k == 'job_failed':
+            failed[e['job']] = e.get('reason')
+            jobs.setdefault(e['job'], {'arrival_s': None, 'end_s': None})
+        elif k == 'run_start':
+            started = e
+        elif k == 'run_end':
+            ended = True
+        elif k == 'run_incomplete':
+            stops.append(e)
+    if stops or not ended or failed:
+        _drop_unfinished_iterations(jobs, iters, workers)
     m = {'jobs': jobs, 'iters': iters, 'coflows': coflows,
          'stages': stages, 'flows': flows, 'links': link_util,
          'tensors': tensors, 'duration_s': t_end, 'shifts': shifts,
-         'placements': placements, 'faults': outages,
+         'placements': placements, 'faults': outages, 'failed': failed,
+         'sides': sides,
          'circuits': {'steps': steps, 'decisions': decided}
-         if steps or decided else None}
+         if steps or decided else None,
+         'log': {'start': started, 'ended': ended, 'stops': stops,
+                 'last_event': next((e['ev'] for e in reversed(evs)
+                                     if e['ev'] not in RUN_EVENTS), None)}}
     m['iteration_times'] = iteration_times(m)
     return m
 
@@ -176,6 +203,67 @@ def fault_summary(m):
         rec['jobs'] = jobs
         rec['hurt'] = sorted(j for j, r in jobs.items() if r['hurt'])
     return out
+
+
+GAP_FLOWS = 8         # transfers listed in the longest gap
+
+
+def longest_gap(m):
+    """The longest time with transfers in flight and none ending (the
+    emulator's; a stall shows here), and which side each transfer in
+    flight was on over it, from the sender's last write and the
+    receiver's first read (``sides``): ``writing`` (the sender had not
+    written it all by the gap's end), ``in the network`` (written before
+    the gap began, its first bytes read only after it ended) or
+    ``reading`` (its first bytes read before the gap ended, its last
+    after). Times in s from the run's start."""
+    fl = sorted(m['flows'], key=lambda f: f[6])
+    if not fl:
+        return None
+    ends = np.array([f[6] for f in fl], float)
+    starts = np.array([f[5] for f in fl], float)
+    # between one end and the next, the transfers in flight are those
+    # ending later: the gap runs from the later of the last end and the
+    # earliest of their starts
+    first = np.minimum.accumulate(starts[::-1])[::-1]
+    prev = np.r_[0.0, ends[:-1]]
+    begin = np.maximum(prev, first)
+    i = int(np.argmax(ends - begin))
+    a, b = float(begin[i]), float(ends[i])
+    rows = []
+    for g in sorted(fl, key=lambda g: g[5]):
+        if not (g[5] < b and g[6] > a) or g[6] == b:
+            continue
+        wrote, first = m['sides'].get(g[0], (None, None))
+        side = None
+        if wrote is not None and wrote >= b:
+            side = 'writing'
+        elif first is not None and first >= b:
+            side = 'in the network'
+        elif first is not None:
+            side = 'reading'
+        rows.append({'id': g[0], 'src': g[2], 'dst': g[3], 'start': g[5],
+                     'wrote': wrote, 'first_read': first, 'end': g[6],
+                     'side': side})
+    return {'from_s': a, 'to_s': b, 'gap_s': b - a,
+            'in_flight': len(rows), 'transfers': rows[:GAP_FLOWS]}
+
+
+def _drop_unfinished_iterations(jobs, iters, workers):
+    """A run that stopped early (no ``run_end``, or a ``run_incomplete``):
+    an iteration of a job that did not finish ends with its last
+    worker's ``iter`` event, so one that fewer of its workers reported
+    than its ``job_start`` says it has (``workers``; a log without it:
+    than reported the job's fullest iteration) was cut off, and is left
+    out."""
+    full = dict(workers)
+    for (job, _), rec in iters.items():
+        if job not in workers:
+            full[job] = max(full.get(job, 0), rec['workers'])
+    for key in [k for k, rec in iters.items()
+                if rec['workers'] < full[k[0]]
+                and jobs.get(k[0], {}).get('end_s') is None]:
+        del iters[key]
 
 
 TENSOR_PARTS = 4      # tensor latency by quarter of the forward pass
@@ -430,8 +518,13 @@ def iteration_times(m):
     return out
 
 
-def summarize(m, meta):
-    """The summary.json dict (meta: backend, seed, scale, ... )."""
+def summarize(m, meta, incomplete=None):
+    """The summary.json dict (meta: backend, seed, scale, ... ).
+    ``incomplete``: what stopped a run that did not finish
+    (:func:`stop_state`); its summary then says ``complete: false`` and
+    why, each job whether it ``finished``, and its job totals (JCT,
+    iteration times) are over the jobs that finished only: a job cut off
+    is not a slow one. A finished run's summary is as it always was."""
     jobs = {}
     for job, rec in sorted(m['jobs'].items()):
         rows = m['iteration_times'].get(job, [])
@@ -447,6 +540,10 @@ def summarize(m, meta):
                      'iteration_time_s': _stats(times),
                      'early_iteration_s': float(np.mean(early))
                      if early else None}
+        if incomplete is not None:
+            jobs[job]['finished'] = rec.get('end_s') is not None
+        if job in m.get('failed', {}):
+            jobs[job]['failed'] = m['failed'][job]
     coflows = {}
     for cid, rec in m['coflows'].items():
         cct = (rec['end_s'] - rec['arrival_s']) \
@@ -467,9 +564,12 @@ def summarize(m, meta):
     fct = [t - s for _, _, _, _, _, s, t in m['flows']]
     ccts = [c['cct_s'] for c in coflows.values() if c['cct_s'] is not None]
     jcts = [j['jct_s'] for j in jobs.values() if j['jct_s'] is not None]
-    early = [j['early_iteration_s'] for j in jobs.values()
+    # a job cut off (an unfinished run) or failed is not a slow one
+    counted = [j for j in jobs.values() if j.get('finished', True)
+               and not j.get('failed')]
+    early = [j['early_iteration_s'] for j in counted
              if j['early_iteration_s'] is not None]
-    its = [j['iteration_time_s']['mean'] for j in jobs.values()
+    its = [j['iteration_time_s']['mean'] for j in counted
            if j['iteration_time_s']['mean'] is not None]
     out_tensors = tensor_latency(m.get('tensors', []))
     out = {'format': SUMMARY_FORMAT}
@@ -484,6 +584,7 @@ def summarize(m, meta):
         'circuits': circuit_summary(m, _graph(meta))
         if m.get('circuits') else None,
         'faults': fault_summary(m) if m.get('faults') else None,
+        'longest_gap': longest_gap(m) if m.get('sides') else None,
         'totals': {
             'jobs_done': sum(1 for j in jobs.values()
                              if j['jct_s'] is not None),
@@ -500,6 +601,17 @@ def summarize(m, meta):
             'avg_sct_s': float(np.mean([s['sct_s'] for s in stages.values()
                                         if s['sct_s'] is not None]))
             if stages else None}})
+    if m.get('failed'):
+        out['totals']['jobs_failed'] = len(m['failed'])
+    if incomplete is not None:
+        out['complete'] = False
+        cut = sorted(j for j, r in jobs.items() if not r['finished'])
+        out['incomplete'] = dict(incomplete, stopped_s=m['duration_s'],
+                                 unfinished_jobs=cut)
+        out['totals'].update(
+            jobs_unfinished=len(cut),
+            coflows_unfinished=len(coflows) - len(ccts),
+            iterations_done=sum(r['iterations'] for r in jobs.values()))
     return out
 
 
@@ -552,9 +664,167 @@ def from_log(path):
     return compute(evlog.read(path))
 
 
+# --- a run that did not finish ----------------------------------------------
+
+def stop_state(m, record=None, cut_line=None):
+    """None for a run that finished (its log has ``run_end`` and no
+    ``run_incomplete``). Otherwise what stopped it: from the log's own
+    ``run_incomplete`` event (a run writes it as it stops on Ctrl-C,
+    SIGTERM or an error, the emulator on its timeout_s), else from its
+    run record ``record`` (run.json; a run recorded as running whose
+    process is gone was killed: SIGKILL, a crash or the machine going
+    down leave no word). A dict: ``cause`` (killed, interrupted,
+    terminated, failed, timeout or running), ``reason`` (a sentence),
+    ``last_event`` (the log's last event kind) and ``cut_line`` (the
+    number of a last line cut mid-write and left out, else None)."""
+    log = m.get('log') or {}
+    record = record or {}
+    if log.get('ended') and not log.get('stops'):
+        return None
+    where = 'pid %s on %s' % (record.get('pid'), record.get('host'))
+    if log.get('stops'):
+        e = log['stops'][0]                # the first: what stopped it
+        why = e.get('why') or 'stopped'
+        cause = e.get('cause') or ('timeout' if 'timeout' in why
+                                   else 'stopped')
+    elif record.get('stopped'):           # the log could not say it
+        cause = record['stopped'].get('cause', 'stopped')
+        why = record['stopped'].get('reason', cause)
+    elif record.get('status') == 'running':
+        alive = process_alive(record)
+        if alive:
+            cause, why = 'running', 'still running (%s)' % where
+        elif alive is False:
+            cause, why = 'killed', ('killed: its process (%s) is gone and '
+                                    'left no end in its log (SIGKILL, a '
+                                    'crash or the machine stopping)' % where)
+        else:
+            cause, why = 'killed', ('its log stops without an end and its '
+                                    'process (%s) is not on this machine: '
+                                    'killed, or still running there' % where)
+    else:
+        cause, why = 'killed', ('killed: its log stops without an end and '
+                                'it left no run record (run.json)')
+    return {'cause': cause, 'reason': why, 'last_event': log.get(
+        'last_event'), 'cut_line': cut_line}
+
+
+def process_start(pid):
+    """A process's start time in clock ticks since boot (/proc), to tell
+    it from a later process given the same pid; None where unknown."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return int(f.read().rpartition(')')[2].split()[19])
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
+
+
+def process_alive(record):
+    """Whether the process a run record (run.json) names still runs:
+    True, False, or None where it cannot be told (another machine)."""
+    import platform
+    pid = record.get('pid')
+    if not isinstance(pid, int) or record.get('host') != platform.node():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:            # alive, someone else's
+        pass
+    except (OSError, OverflowError):
+        return False
+    start = record.get('pid_start')
+    now = process_start(pid)
+    return start is None or now is None or now == start
+
+
+def _record(path):
+    try:
+        with open(os.path.join(path, 'run.json')) as f:
+            d = json.load(f)
+        return d if isinstance(d, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _meta_guess(path, m):
+    """A summary's meta for a run whose record does not hold it (a run
+    from before run.json recorded it): experiment.yaml's keys as
+    written, the backend, policy and seed from the log's ``run_start``."""
+    import yaml
+    try:
+        with open(os.path.join(path, 'experiment.yaml')) as f:
+            d = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError):
+        d = None
+    d = d if isinstance(d, dict) else {}
+    start = (m.get('log') or {}).get('start') or {}
+    pol = d.get('policy')
+    params = {k: v for k, v in pol.items() if k != 'name'} \
+        if isinstance(pol, dict) else {}
+    return {'experiment': d.get('name') or os.path.basename(
+                os.path.abspath(path)),
+            'backend': start.get('backend', d.get('backend')),
+            'policy': start.get('policy', pol.get('name')
+                                if isinstance(pol, dict) else pol),
+            'policy_params': params, 'circuit_scheduler': None,
+            'seed': start.get('seed', d.get('seed')),
+            'scale': d.get('scale'), 'topology': d.get('topology'),
+            'link_bps': d.get('link_bps'), 'queues': d.get('queues')}
+
+
+def partial(path):
+    """(metrics, summary) of a run folder that holds no summary.json
+    (killed, interrupted, failed or still running), from its event log
+    as far as it goes: the summary marked ``complete: false`` with what
+    stopped the run (:func:`stop_state`) and the time it stopped
+    (``stopped_s``: the log's last time); a last line cut mid-write is
+    left out and named. Its meta is the one run.json recorded as the run
+    began. A log that did end (the run was stopped while writing its
+    results) gives the finished run's summary."""
+    cut = []
+    m = compute(evlog.read(os.path.join(path, 'events.jsonl'), cut))
+    record = _record(path)
+    stop = stop_state(m, record, cut[0] if cut else None)
+    return m, summarize(m, record.get('meta') or _meta_guess(path, m), stop)
+
+
+def incomplete_text(summary, head='INCOMPLETE: '):
+    """One line on a summary of a run that did not finish (None for a
+    finished one), after ``head``: why it stopped, when, and what
+    finished."""
+    inc = summary.get('incomplete')
+    if summary.get('complete', True) or not inc:
+        return None
+    tot = summary['totals']
+    done = ['%d of the %d jobs' % (tot['jobs_done'], len(summary['jobs']))
+            if summary['jobs'] else None,
+            '%d of the %d coflows' % (tot['coflows_done'],
+                                      len(summary['coflows']))
+            if summary['coflows'] else None]
+    done = ' and '.join(x for x in done if x)
+    done = ('%s it began' % done if done else 'nothing') + (
+        ', %d iterations' % tot['iterations_done'] if summary['jobs']
+        else '')
+    return head + '%s; %s t=%.4g s (last event %s%s); finished: %s%s' % (
+        inc['reason'], 'logged up to' if inc['cause'] == 'running'
+        else 'stopped at', inc['stopped_s'], inc.get('last_event'),
+        '; line %d cut mid-write, left out' % inc['cut_line']
+        if inc.get('cut_line') else '', done,
+        '; unfinished jobs: %s' % ', '.join(inc['unfinished_jobs'])
+        if inc.get('unfinished_jobs') else '')
+
+
 def load_summary(path):
-    """summary.json of a results directory (or the file itself)."""
+    """summary.json of a results directory (or the file itself); for a
+    run folder without one but with its event log, the summary of what
+    the run measured, marked incomplete (:func:`partial`)."""
     from ..errors import ConfigError
+    if os.path.isdir(path) and not os.path.isfile(
+            os.path.join(path, 'summary.json')) and os.path.isfile(
+            os.path.join(path, 'events.jsonl')):
+        return partial(path)[1]
     p = os.path.join(path, 'summary.json') if os.path.isdir(path) else path
     try:
         with open(p) as f:
@@ -596,12 +866,13 @@ def compare(a, b):
             rows.append((kind, key, x, y, None))
         else:
             rows.append((kind, key, x, y, (y - x) / x if x else None))
+    def iter_mean(job):        # a job cut off has no figure to compare
+        return None if job.get('finished') is False else \
+            job.get('iteration_time_s', {}).get('mean')
     for j in sorted(set(a['jobs']) | set(b['jobs'])):
         ja, jb = a['jobs'].get(j, {}), b['jobs'].get(j, {})
         add('job jct_s', j, ja.get('jct_s'), jb.get('jct_s'))
-        add('job iter_mean_s', j,
-            ja.get('iteration_time_s', {}).get('mean'),
-            jb.get('iteration_time_s', {}).get('mean'))
+        add('job iter_mean_s', j, iter_mean(ja), iter_mean(jb))
     for c in sorted(set(a['coflows']) | set(b['coflows'])):
         add('coflow cct_s', c, a['coflows'].get(c, {}).get('cct_s'),
             b['coflows'].get(c, {}).get('cct_s'))

@@ -38,6 +38,9 @@ def parse(text, where='--set'):
             raise ConfigError('%s %s: value %r is not valid YAML: %s'
                               % (where, text, raw,
                                  str(e).splitlines()[0])) from None
+        except RecursionError:        # the parser recurses once per level
+            raise ConfigError('%s %s: value %r is not valid YAML: nested '
+                              'too deeply' % (where, text, raw)) from None
     return path, values
 
 
@@ -59,7 +62,9 @@ def split_key(key, where='--set'):
     for part in key.split('.'):
         if not part:
             raise ConfigError('%s: empty component in the key path' % where)
-        path.append(int(part) if part.isdigit() else part)
+        # ASCII digits only: int('²') raised ValueError though '²'.isdigit()
+        path.append(int(part) if part.isdigit() and part.isascii()
+                    else part)
     return tuple(path)
 
 

@@ -11,7 +11,7 @@ import math
 import os
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib import colormaps, rcParams
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap, Normalize
@@ -22,6 +22,10 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .. import topology
 from . import crosscheck, metrics
+
+# job and coflow names are the user's, drawn as they are: a pair of '$'
+# in one would otherwise be read as mathematics (and may not parse)
+rcParams['text.parse_math'] = False
 
 DPI = 150                # png
 FORMATS = ('png', 'svg', 'pdf')
@@ -52,7 +56,8 @@ ROLE_STYLE = {'host': ('s', '#9e9e9e', 'host'),
 def headline(summary):
     """What ran: 'demo (sim, policy fair)', the policy with its
     parameters ('geryon:classes=1') and, on a hybrid fabric, the circuit
-    scheduler ('hybrid (sim, policy fair, circuits matching)')."""
+    scheduler ('hybrid (sim, policy fair, circuits matching)'); a run
+    that did not finish ends in ', INCOMPLETE'."""
     pol = summary.get('policy')
     params = summary.get('policy_params') or {}
     if params:
@@ -62,7 +67,9 @@ def headline(summary):
         (summary.get('circuits') or {}).get('scheduler')
     if sched:
         parts.append('circuits %s' % sched)
-    return '%s (%s)' % (summary.get('experiment'), ', '.join(parts))
+    return '%s (%s)%s' % (summary.get('experiment'), ', '.join(parts),
+                          ', INCOMPLETE' if summary.get('complete') is False
+                          else '')
 
 
 def run_figures(m, summary):

@@ -25,21 +25,23 @@ def kind(path):
     """What a folder holds: sweep, crosscheck, compare or run."""
     for k, f in (('reproduce', 'reproduce.json'),
                  ('sweep', 'sweep.json'), ('crosscheck', 'crosscheck.json'),
-                 ('compare', 'compare.json'), ('run', 'summary.json')):
+                 ('compare', 'compare.json'), ('run', 'summary.json'),
+                 ('run', 'events.jsonl')):       # one that did not finish
         if os.path.isfile(os.path.join(path, f)):
             return k
     raise ConfigError('%s: not a run, sweep, crosscheck, compare or '
-                      'reproduction folder (no summary.json, sweep.json, '
-                      'crosscheck.json, compare.json or reproduce.json)'
-                      % path)
+                      'reproduction folder (no summary.json, events.jsonl, '
+                      'sweep.json, crosscheck.json, compare.json or '
+                      'reproduce.json)' % path)
 
 
 def write(path, baseline=None, fmt=None, figdir='figures', run=None,
-          files=None):
+          files=None, notes=None):
     """Write ``path/report.html``; returns its path. ``fmt``: also write
     each figure to ``path/<figdir>/`` in that format (their paths are
     appended to ``files``). ``run``: a run's (metrics, summary) already
-    in hand (run.execute), not read again."""
+    in hand (run.execute), not read again. ``notes``: a list that gets a
+    line per run the page shows that did not finish (INCOMPLETE ...)."""
     if not os.path.isdir(path):
         raise ConfigError('%s: no such folder' % path)
     if fmt is not None and fmt not in FORMATS:
@@ -52,6 +54,8 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
         page = {'sweep': _sweep, 'crosscheck': _crosscheck,
                 'compare': _compare, 'reproduce': _reproduce}[k](
                     path, baseline)
+    if notes is not None:
+        notes.extend(page.get('notes', ()))
     figs = page.pop('figures')
     page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
                        for name, caption, fig in figs]
@@ -130,7 +134,10 @@ def _read_json(p, what):
 def _run(path, m=None, summary=None):
     from . import metrics
     from . import plots
-    if summary is None:
+    if summary is None and not os.path.isfile(os.path.join(path,
+                                                          'summary.json')):
+        m, summary = metrics.partial(path)     # it did not finish
+    elif summary is None:
         summary = metrics.load_summary(path)
         m = metrics.from_log(os.path.join(path, 'events.jsonl'))
     info = {}
@@ -143,10 +150,22 @@ def _run(path, m=None, summary=None):
         'totals': [(k, tot.get(k)) for k in
                    ('avg_jct_s', 'avg_iteration_s', 'avg_early_iteration_s',
                     'avg_cct_s', 'p95_cct_s', 'avg_sct_s', 'front_tensor_s',
-                    'jobs_done', 'coflows_done') if tot.get(k) is not None],
+                    'jobs_done', 'coflows_done', 'jobs_unfinished',
+                    'coflows_unfinished', 'iterations_done')
+                   if tot.get(k) is not None],
+        'incomplete': metrics.incomplete_text(summary, head=''),
+        'notes': _table(summary) if summary.get('complete') is False
+        else [],
         'jobs': sorted(summary['jobs'].items()),
         'stages': sorted(summary['stages'].items()),
         'figures': plots.run_figures(m, summary)}
+
+
+def _table(summary):
+    """A run's summary as printed lines (an incomplete run's, for
+    ``netsched report``: it says INCOMPLETE first)."""
+    from . import run
+    return run.table(summary).splitlines()
 
 
 # --- a sweep ---------------------------------------------------------------
@@ -155,6 +174,7 @@ def _sweep(path, baseline=None):
     d = _read_json(os.path.join(path, 'sweep.json'), 'sweep.json')
     csv_path = os.path.join(path, 'runs.csv')
     rows = sweep.read_rows(csv_path) if os.path.isfile(csv_path) else []
+    rows = _unfinished(path, rows)
     ok = [r for r in rows if r.get('status') == 'ok']
     axes = [k for k, _ in d.get('sets', [])]
     policies = list(dict.fromkeys(
@@ -193,7 +213,53 @@ def _sweep(path, baseline=None):
         'columns': cols,
         'rows': [dict(r, has_report=os.path.isfile(os.path.join(
             path, r['run'], 'report.html'))) for r in rows],
+        'unfinished': [r['run'] for r in rows if r.get('incomplete')],
+        'notes': ['INCOMPLETE run %s: %s' % (r['run'], r['incomplete'])
+                  for r in rows if r.get('incomplete')],
         'figures': figs}
+
+
+def _unfinished(path, rows):
+    """runs.csv's rows with each run that did not finish marked: where
+    its folder holds its event log, ``incomplete`` says what stopped it
+    and what finished (appended to its error); a run folder runs.csv has
+    no row for (the sweep itself was killed while it ran) is added as
+    interrupted. Their figures stay out of every ratio and mean, which
+    take the finished (ok) runs only."""
+    from . import metrics
+    out, seen = [], set()
+    for r in rows:
+        seen.add(r['run'])
+        if r.get('status') != 'ok':
+            r = _mark(r, metrics, os.path.join(path, r['run']))
+        out.append(r)
+    for name in sorted(os.listdir(path)):
+        d = os.path.join(path, name)
+        if name in seen or not os.path.isfile(os.path.join(d,
+                                                           'events.jsonl')):
+            continue
+        out.append(_mark({'run': name, 'status': 'interrupted',
+                          'error': 'not in runs.csv: the sweep stopped '
+                          'while this run went on'}, metrics, d, True))
+    return out
+
+
+def _mark(r, metrics, d, new=False):
+    """Row ``r`` with what the run in folder ``d`` measured, where it did
+    not finish (``new``: a row of its own, its backend, policy and seed
+    from the run)."""
+    try:
+        s = metrics.load_summary(d)
+    except (ConfigError, OSError, ValueError):
+        return r                         # no log: nothing was measured
+    if new:
+        r = dict(r, backend=s.get('backend'), policy=s.get('policy'),
+                 seed=s.get('seed'))
+    text = metrics.incomplete_text(s, '')
+    if text is None:
+        return r
+    return dict(r, incomplete=text, error='%sINCOMPLETE: %s' % (
+        r['error'] + '; ' if r.get('error') else '', text))
 
 
 def _backends(path, rows, policies, primary, axes):
@@ -329,16 +395,27 @@ def _compare(path, baseline=None):
     rep = _read_json(os.path.join(path, 'compare.json'), 'compare.json')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
             'compare': rep,
+            'notes': ['INCOMPLETE %s: %s' % kv for kv in sorted(
+                rep.get('incomplete', {}).items())],
             'stats': sorted(metrics.error_stats(
                 [tuple(r) for r in rep['rows']]).items()),
             'figures': plots.compare_figures(rep)}
 
 
 def write_compare(out_dir, a, b, sa, sb, rows):
-    """A compare folder: compare.json (the rows and both runs' labels)."""
+    """A compare folder: compare.json (the rows and both runs' labels;
+    ``incomplete``: {A or B: what stopped it} where a run did not
+    finish)."""
+    from .metrics import incomplete_text
     os.makedirs(out_dir, exist_ok=True)
     label = lambda s: '%s, %s' % (s['backend'], s['policy'])   # noqa: E731
+    d = {'a': os.path.abspath(a), 'b': os.path.abspath(b),
+         'a_label': label(sa), 'b_label': label(sb),
+         'rows': [list(r) for r in rows]}
+    cut = {side: incomplete_text(s, '') for side, s in (('A', sa),
+                                                        ('B', sb))
+           if incomplete_text(s)}
+    if cut:
+        d['incomplete'] = cut
     with open(os.path.join(out_dir, 'compare.json'), 'w') as f:
-        json.dump({'a': os.path.abspath(a), 'b': os.path.abspath(b),
-                   'a_label': label(sa), 'b_label': label(sb),
-                   'rows': [list(r) for r in rows]}, f, indent=1)
+        json.dump(d, f, indent=1)

@@ -375,12 +375,39 @@ def write(study, out):
                         for k, v in r.items()})
     with open(os.path.join(out, 'reproduction.md'), 'w') as f:
         f.write(markdown(heads))
+        left = unfinished(study, out)
+        if left:
+            f.write('\nNot counted: %d run(s) did not finish (%s); their '
+                    'sweeps\' reports show what they measured.\n' % (
+                        len(left), ', '.join('%s/%s/%s %s' % (
+                            r['study'], r['backend'], r['run'], r['status'])
+                            for r in left)))
     with open(os.path.join(out, 'reproduce.json'), 'w') as f:
         json.dump({'study': study['path'], 'made': time.strftime(
             '%Y-%m-%d %H:%M:%S'), 'studies': [s.id for s in
                                               study['studies']]}, f,
                   indent=1)
     return report.write(out)
+
+
+def unfinished(study, out):
+    """The runs of the study's sweeps that did not finish (failed,
+    interrupted, or left without a row by a killed sweep), each row with
+    its ``study`` and ``backend``: they count in no speed-up, and say
+    so."""
+    from .report import _unfinished
+    left = []
+    for s in study['studies']:
+        for b in BACKENDS:
+            root = folder(out, s, b)
+            path = os.path.join(root, 'runs.csv')
+            if not os.path.isdir(root):
+                continue
+            rows = sweep.read_rows(path) if os.path.isfile(path) else []
+            left += [dict(r, study=s.id, backend=b)
+                     for r in _unfinished(root, rows)
+                     if r.get('status') != 'ok']
+    return left
 
 
 def page(out):
@@ -403,5 +430,10 @@ def page(out):
                 for b in BACKENDS if os.path.isfile(os.path.join(
                     folder(out, s, b), 'report.html'))],
             'rows': [r for r in rows if r['study'] == s.id]})
+    left = unfinished(study, out)
     return {'title': 'reproduction study', 'heads': heads,
-            'studies': studies, 'cell': cell, 'figures': []}
+            'studies': studies, 'cell': cell, 'figures': [],
+            'left': left,
+            'notes': ['INCOMPLETE run %s/%s/%s: %s' % (
+                r['study'], r['backend'], r['run'], r['incomplete'])
+                for r in left if r.get('incomplete')]}

@@ -3,13 +3,20 @@
 The output directory holds ``experiment.yaml`` (the file as read, with
 CLI overrides applied), ``run.json`` (seed, backend, versions, wall
 time, command), ``events.jsonl`` (written as the run goes), the CSVs,
-``summary.json``, the figures and ``report.html``.
+``summary.json``, the figures and ``report.html``. While the run goes,
+run.json records its process (``status: running``); a run stopped by
+Ctrl-C, SIGTERM or an error rewrites it with ``complete: false`` and
+the cause and ends its log with ``run_incomplete``; one killed outright
+leaves it saying running (metrics.stop_state tells the two apart).
+summary.json is written by a run that finished only.
 """
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import yaml
@@ -43,7 +50,8 @@ def check(exp, traces=None):
     """Everything about ``exp`` that can fail before it runs, beyond
     the file's own checks (``netsched check``, and every run of a sweep
     before any starts): the topology, the trace and its racks, the
-    plan (placements, tuning stages). Returns (graph, (ports, coflows,
+    plan (placements, tuning stages), the policy of a reference model
+    (sim.reference.check). Returns (graph, (ports, coflows,
     racks) or None, plan or None). ``traces``: a dict that keeps loaded
     traces for the next call."""
     from .. import topology
@@ -61,6 +69,9 @@ def check(exp, traces=None):
             '%s: trace' % (exp.path or exp.name))
     plan = taskgraph.build(exp) \
         if exp.jobs or exp.tuning or exp.backend == 'emu' else None
+    if exp.model != 'maxmin':          # the policies the model implements
+        from ..sim import reference
+        reference.check(exp)
     return g, traced, plan
 
 
@@ -122,6 +133,7 @@ def meta(exp, wall_s=None):
             'emulated_link_bps': exp.link_bps / exp.scale,
             'queues': 'exact' if exp.queues is None else exp.queues,
             'class_map': exp.class_map,
+            'model': exp.model if exp.backend == 'sim' else None,
             'knobs': exp.knobs.record(),
             'threshold_floor': {
                 'windows': exp.threshold_floor[0],
@@ -164,6 +176,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
     prepare(exp, out_dir)
     log_path = os.path.join(out_dir, 'events.jsonl')
     t0 = time.monotonic()
+    _write_record(out_dir, dict(_record_head(exp, command), status='running',
+                                started=time.strftime('%Y-%m-%dT%H:%M:%S')))
     say('%s: backend %s, policy %s, seed %d -> %s'
         % (exp.name, exp.backend, exp.policy_label or exp.policy, exp.seed,
            out_dir))
@@ -172,24 +186,34 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
     bar = _work_bar('%s %s' % (exp.backend, exp.policy_label or exp.policy),
                     'flow' if exp.backend == 'sim' else 'transfer')
     try:
-        if exp.backend == 'sim':
-            from ..sim import runner
-            info = runner.run(exp, log_path, say, bar)
-        else:
-            from ..emulator import runner
-            info = runner.run(exp, log_path, say, attach, bar)
-    finally:
-        if bar is not None:
-            bar.close()
+        old = _stop_on_term()
+        try:
+            if exp.backend == 'sim':
+                from ..sim import runner
+                info = runner.run(exp, log_path, say, bar)
+            else:
+                from ..emulator import runner
+                info = runner.run(exp, log_path, say, attach, bar)
+        finally:
+            for sig, h in old.items():
+                signal.signal(sig, h)
+            if bar is not None:
+                bar.close()
+    except BaseException as e:
+        stopped(exp, out_dir, e, time.monotonic() - t0, command, say)
+        raise
     wall = time.monotonic() - t0
     with open(os.path.join(out_dir, 'run.json'), 'w') as f:
         json.dump({'seed': exp.seed, 'backend': exp.backend,
-                   'policy': exp.policy, 'wall_s': wall,
+                   'policy': exp.policy,
+                   'model': exp.model if exp.backend == 'sim' else None,
+                   'wall_s': wall,
                    'commit': commit(), 'versions': versions(exp.backend),
                    'command': list(command or sys.argv), 'knobs': exp.knobs.record(),
                    'backend_info': info}, f, indent=1)
     m = metrics.from_log(log_path)
-    summary = metrics.summarize(m, meta(exp))
+    # a run the emulator stopped at its timeout_s says so in its summary
+    summary = metrics.summarize(m, meta(exp), metrics.stop_state(m))
     metrics.write(out_dir, m, summary)
     summary['plots'] = []
     if plots:                    # matplotlib only for runs that draw
@@ -199,6 +223,105 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
                                          files=summary['plots'])
     summary['wall_s'] = wall
     return out_dir, summary
+
+
+def _record_head(exp, command):
+    """What run.json says of a run from its start: the process that runs
+    it (pid, its start time and the machine: whether it still runs can
+    be told) and the summary's meta (a run that stops early has its
+    summary made from the log later, metrics.partial)."""
+    pid = os.getpid()
+    return {'seed': exp.seed, 'backend': exp.backend, 'policy': exp.policy,
+            'command': list(command or sys.argv), 'pid': pid,
+            'pid_start': metrics.process_start(pid),
+            'host': platform.node(), 'meta': meta(exp)}
+
+
+def _write_record(out_dir, d):
+    tmp = os.path.join(out_dir, 'run.json.tmp')
+    with open(tmp, 'w') as f:
+        json.dump(d, f, indent=1)
+    os.replace(tmp, os.path.join(out_dir, 'run.json'))
+
+
+def _stop_on_term():
+    """SIGTERM and SIGHUP end a run as Ctrl-C does (SystemExit, as the
+    emulator's fabric has them while it is up), so that its log is
+    closed and says why; where they are not ignored (nohup), and only in
+    the main thread. Returns the handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+    return {sig: signal.signal(sig, on_term)
+            for sig in (signal.SIGTERM, signal.SIGHUP)
+            if signal.getsignal(sig) == signal.SIG_DFL}
+
+
+def stop_cause(e):
+    """(cause, reason) of a run stopped by the exception ``e``."""
+    if isinstance(e, KeyboardInterrupt):
+        return 'interrupted', 'interrupted (SIGINT)'
+    if isinstance(e, SystemExit):
+        code = e.code
+        if isinstance(code, int) and code > 128:
+            try:
+                name = signal.Signals(code - 128).name
+            except ValueError:
+                name = 'signal %d' % (code - 128)
+            return 'terminated', 'terminated (%s)' % name
+        return 'failed', 'exited (status %s)' % code
+    if isinstance(e, ConfigError):
+        return 'failed', 'failed: %s' % e
+    return 'failed', 'failed: %s: %s' % (type(e).__name__, e)
+
+
+def stopped(exp, out_dir, e, wall, command=None, say=print):
+    """A run stopped by ``e`` before its end keeps what it measured: its
+    event log (both backends close it on the way out) gets a
+    ``run_incomplete`` event with the cause, and run.json says so;
+    summary.json is not written (its presence means the run finished):
+    ``netsched report`` and ``compare`` make the summary from the log."""
+    cause, reason = stop_cause(e)
+    log_path = os.path.join(out_dir, 'events.jsonl')
+    try:
+        t = _last_time(log_path)
+        if t is not None:
+            with open(log_path, 'a') as f:
+                f.write(json.dumps({'cause': cause, 'why': reason, 't': t,
+                                    'ev': 'run_incomplete'},
+                                   separators=(',', ':')) + '\n')
+        _write_record(out_dir, dict(
+            _record_head(exp, command), wall_s=wall, commit=commit(),
+            versions=versions(exp.backend), knobs=exp.knobs.record(),
+            complete=False, stopped={'cause': cause, 'reason': reason}))
+    except OSError:
+        return                   # the exception that stopped it says more
+    if t is not None:
+        say('%s at t=%.4g s: what it measured is in %s (`netsched report '
+            '%s`)' % (reason, t, log_path, out_dir))
+
+
+def _last_time(path, tail=1 << 20):
+    """The time of a log's last event, from its last MB; None for a log
+    that is missing, holds no event or ends in a cut line (nothing may be
+    appended after that)."""
+    try:
+        with open(path, 'rb') as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail))
+            data = f.read()
+    except OSError:
+        return None
+    if not data.endswith(b'\n'):
+        return None
+    for line in reversed(data.splitlines()):
+        try:
+            return float(json.loads(line)['t'])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return None
 
 
 def _work_bar(desc, unit):
@@ -212,7 +335,7 @@ def _work_bar(desc, unit):
 
 def table(summary):
     """The summary as a few printed lines."""
-    lines = []
+    lines = [x for x in [metrics.incomplete_text(summary)] if x]
     tot = summary['totals']
     if summary['jobs']:
         lines.append('%-16s %10s %6s %12s %12s %12s'
@@ -221,11 +344,17 @@ def table(summary):
         for j, r in summary['jobs'].items():
             it = r['iteration_time_s']
             lines.append('%-16s %10s %6d %12s %12s %12s' % (
-                j, _f(r['jct_s'], 3), r['iterations'], _f(it['mean'], 1, 1e3),
+                j, 'FAILED' if r.get('failed') else 'unfinished'
+                if r.get('finished') is False
+                else _f(r['jct_s'], 3), r['iterations'],
+                _f(it['mean'], 1, 1e3),
                 _f(it['p50'], 1, 1e3), _f(it['p99'], 1, 1e3)))
         lines.append('jobs: %d done of %d, average JCT %s s'
                      % (tot['jobs_done'], len(summary['jobs']),
                         _f(tot['avg_jct_s'], 3)))
+        for j, r in summary['jobs'].items():
+            if r.get('failed'):
+                lines.append('FAILED %s: %s' % (j, r['failed']))
     if summary['coflows']:
         lines.append('coflows: %d done of %d, average CCT %s s, p95 %s s'
                      % (tot['coflows_done'], len(summary['coflows']),

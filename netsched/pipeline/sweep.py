@@ -303,6 +303,8 @@ def row(spec, out_dir, status, error, wall):
             r.update(status='failed', error='summary.json: %s' % e)
     if summary is not None:
         r.update(headline(summary))
+        if summary.get('complete') is False:   # its timeout_s: partial
+            r.update(status='failed', error=metrics.incomplete_text(summary))
     try:
         with open(os.path.join(out_dir, 'run.json')) as f:
             r['commit'] = json.load(f).get('commit', '')

@@ -214,10 +214,22 @@ def rate_estimate(snap):
     costs a decision."""
     C = len(snap.coflow_id)
     now = snap.coflow_rate() / 8.0
-    fl = snap.flow_links
-    cap = np.where(fl >= 0, snap.link_capacity[np.maximum(fl, 0)], np.inf)
-    slowest = cap.min(axis=1, initial=np.inf)
+    # hop by hop: gathering (F, H) rows and reducing over the short axis
+    # cost 20x as much (Aalo on the Facebook trace decides at every
+    # event); the minimum is the same
+    # per path where there are fewer paths than flows, else per flow
+    pl, fp = snap.path_links, snap.flow_path
+    per_path = len(pl) < len(fp)
+    slowest = np.full(len(pl) if per_path else len(fp), np.inf)
+    link_cap = np.asarray(snap.link_capacity, float)
+    for h in range(pl.shape[1]):
+        hop = pl[:, h] if per_path else pl[:, h][fp]
+        cap = link_cap[np.maximum(hop, 0)]
+        cap[hop < 0] = np.inf
+        np.minimum(slowest, cap, out=slowest)
     slowest[~np.isfinite(slowest)] = 0.0       # a flow crossing no link
+    if per_path:
+        slowest = slowest[fp]
     top = np.bincount(snap.flow_coflow, weights=slowest, minlength=C) / 8.0
     return np.where(now > 0, now, top)
 

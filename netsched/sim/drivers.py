@@ -143,6 +143,9 @@ class PlanDriver:
         self.aligned = set()            # (job, worker) started on its grid
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
+        self.failed = set()             # jobs whose agent was killed
+        self.ended = set()              # jobs that finished
+        self.finished = set()           # tasks done
 
     def start(self, eng):
         self.eng = eng
@@ -160,12 +163,16 @@ class PlanDriver:
 
     def _ready(self, t):
         eng = self.eng
+        if t.job in self.failed:
+            return
         if t.not_before > eng.now:
             eng.at(t.not_before, self._ready, t)
             return
         if t.job not in self.started_jobs and t.kind == 'compute':
             self.started_jobs.add(t.job)
-            eng.log.write(eng.now, 'job_start', job=t.job)
+            # workers: the iter events that end each of its iterations
+            eng.log.write(eng.now, 'job_start', job=t.job,
+                          workers=self.marks_left.get((t.job, 0), 0))
         if t.kind == 'send':
             self.ready_at[t.id] = eng.now
             if t.coflow not in self.open_coflows:
@@ -371,8 +378,50 @@ class PlanDriver:
             self._prophet(t.job, t.host, 'done', t)
         self._send_next(t.conn)
 
+    def fail_host(self, host, reason):
+        """The agent on ``host`` was killed: every job with a task there
+        or a send to it fails (``job_failed``, with ``reason``), its
+        flows stop, its queued sends are dropped and its tasks go no
+        further; a tuning stage's barrier no longer waits for it. The
+        other jobs run on, as on the emulator."""
+        eng = self.eng
+        hit = sorted({t.job for t in self.plan.tasks if t.job is not None
+                      and (t.host == host or (t.kind == 'send'
+                                              and t.dst == host))}
+                     - self.failed - self.ended)
+        if not hit:
+            return
+        self.failed.update(hit)
+        for j in hit:
+            eng.log.write(eng.now, 'job_failed', job=j, reason=reason)
+            self.jobs.pop(j, None)
+        tags = eng.flow_tag
+        eng.cancel(np.array([tags[i] is not None and tags[i].job in hit
+                             for i in eng.a_id.tolist()], bool))
+        for conn, q in self.conn_queue.items():
+            q[:] = [t for t in q if t.job not in self.failed]
+        for sends in self.unstarted.values():    # out of the policy's view
+            for tid in [i for i, t in sends.items() if t.job in hit]:
+                del sends[tid]
+        busy = {tags[i].conn for i in eng.a_id.tolist()
+                if tags[i] is not None}
+        for conn in self.conn_queue:
+            if self.conn_busy[conn] and conn not in busy:
+                self._send_next(conn)
+        for b, st in self.stage_of.items():
+            gone = [d for d in self.plan.tasks[b].deps
+                    if self.plan.tasks[d].job in hit
+                    and d not in self.finished]
+            if gone:
+                self.pending[b] -= len(gone)
+                if self.pending[b] == 0:
+                    self._ready(self.plan.tasks[b])
+
     def _done(self, t):
         eng = self.eng
+        if t.job in self.failed:
+            return
+        self.finished.add(t.id)
         self.done += 1
         if t.id in self.anchors:
             self.anchor_at[t.id] = eng.now
@@ -392,6 +441,7 @@ class PlanDriver:
             self.marks_left[key] -= 1
             if self.marks_left[key] == 0 and t.iter == jp.iterations - 1:
                 eng.log.write(eng.now, 'job_end', job=t.job)
+                self.ended.add(t.job)
         elif t.kind == 'barrier':
             st = self.stage_of[t.id]
             eng.log.write(eng.now, 'stage_end', stage=st.id, group=st.group,

@@ -23,6 +23,7 @@ fabric's circuit driver (netsched.sim.circuits) uses both, and
 """
 import heapq
 import itertools
+import json
 
 import numpy as np
 
@@ -52,6 +53,8 @@ class Engine:
         self._background = 0             # of them, background timers
         self._seq = itertools.count()
         self._delivered = {}             # connection -> its last delivery
+        self._reprs = ({}, {})           # the flow log's texts of floats
+        self._quoted = {}                # coflow index -> its name, JSON
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
         self.rates = RateSetter(net, policy, self.table, queues, class_map,
@@ -90,6 +93,21 @@ class Engine:
         decides again over the new paths (as when flows start)."""
         if self.table.reroute():
             self.rates.flows_started()
+
+    def cancel(self, which):
+        """Stop the active flows ``which`` (a boolean mask over
+        ``a_id``) without logging them done: a failed job's. The policy
+        decides again over what is left."""
+        ids = self.table.cancel(which)
+        if len(ids):
+            self.rates.flows_started()
+        return ids
+
+    def busy(self):
+        """Work is left: active flows, or timers that keep the run going
+        (a run stopped by ``until`` with work left did not finish)."""
+        return bool(len(self.table.a_id)) or \
+            len(self._timers) > self._background
 
     def coflow(self, name, arrival, job=None):
         """The index of coflow ``name``; registered on first use."""
@@ -140,7 +158,7 @@ class Engine:
         """When the next event is (s; inf when there is none)."""
         keep = len(self._timers) > self._background or len(self.table.a_id)
         nxt = self._timers[0][0] if self._timers and keep else np.inf
-        if self.rates.recheck_s is not None:
+        if self.rates.recheck_s is not None and not self.rates.held:
             nxt = min(nxt, self.rates.recheck_s)
         fin = self.table.first_finish_s()
         if fin is not None:
@@ -155,7 +173,7 @@ class Engine:
         dt = t - self.now
         if dt <= 0:
             return
-        self.table.send(dt)
+        self.table.send(dt, t)
         self.links.advance(self.rates.load_bps, self.now, t)
         self.now = t
 
@@ -225,12 +243,34 @@ class Engine:
         lines = []
         extra = getattr(self.driver, 'flow_fields', None)
         more = extra(ids) if extra else [''] * len(ids)
+        # the floats' texts are kept (a trace's flows share sizes and
+        # start times; repr is the costly part of a line); zeros and NaNs
+        # are not (0.0 and -0.0 are one key, NaN is none)
+        reprs, starts = self._reprs
+        if len(reprs) + len(starts) > 1 << 16:
+            reprs.clear()
+            starts.clear()
+        head = '{"t":%r,"ev":"flow","id":' % (t,)
+        quoted = self._quoted
         for i, c, s, d, b, st, x in zip(
                 ids.tolist(), f['coflow'][ids].tolist(),
                 f['src'][ids].tolist(), f['dst'][ids].tolist(),
                 f['size'][ids].tolist(), f['start'][ids].tolist(), more):
-            lines.append('{"t":%r,"ev":"flow","id":%d,"coflow":"%s",'
-                         '"src":"%s","dst":"%s","bytes":%r,"start":%r%s}\n'
-                         % (t, i, names[c], hosts[s], hosts[d], b,
-                            round(st, 9), x))
+            rb = reprs.get(b)
+            if rb is None:
+                rb = repr(b)
+                if b > 0:
+                    reprs[b] = rb
+            rs = starts.get(st)
+            if rs is None:
+                rs = repr(round(st, 9))
+                if st > 0:
+                    starts[st] = rs
+            qn = quoted.get(c)
+            if qn is None:       # a name is the user's: JSON-quoted
+                qn = quoted[c] = json.dumps(names[c])
+            lines.append('%s%d,"coflow":%s,"src":"%s","dst":"%s",'
+                         '"bytes":%s,"start":%s%s}\n'
+                         % (head, i, qn, hosts[s], hosts[d], rb, rs,
+                            x))
         self.log.write_raw(''.join(lines))

@@ -7,16 +7,25 @@ emulator."""
 from ..workload import faults as wf
 
 
-def schedule(eng, faults):
+def schedule(eng, faults, plan=None):
     """Put the faults' timeline on the engine ``eng``: background timers,
     so that a link coming back after the workload has ended does not
-    keep the run going."""
+    keep the run going. An agent killed fails the jobs of the plan
+    driver ``plan`` on its host (PlanDriver.fail_host)."""
     all_faults = tuple(faults)
 
     def change(t, what, fault):
         net = eng.net
         eng.log.write(eng.now, 'fault', what=what, kind=fault.kind,
                       target=fault.target, links=sorted(fault.links))
+        if fault.kind == 'controller':
+            eng.rates.hold(what == 'down')
+            return
+        if fault.kind == 'agent':
+            if plan is not None:
+                plan.fail_host(fault.target, 'the agent on %s was killed '
+                               'at %.3f s' % (fault.target, eng.now))
+            return
         down = wf.down_at(all_faults, t)
         if down == net.down:
             return

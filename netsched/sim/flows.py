@@ -19,6 +19,7 @@ average CCT by under 0.1%. ``rel_tol=0`` gives exact completion times.
 import numpy as np
 
 from .columns import Columns
+from ..fluid import kernels
 from ..errors import NetschedError
 
 # the active set, one entry per active flow: ids, path ids, coflow
@@ -26,6 +27,23 @@ from ..errors import NetschedError
 # explicit rates (bit/s or NaN) of the last decision
 ACTIVE = ('a_id', 'a_path', 'a_cof', 'a_rem', 'a_rate', 'a_start', 'a_key',
           'a_explicit')
+
+
+def _active(name):
+    """An active array as an attribute of FlowTable: flows started since
+    it was last read join it first (FlowTable._flush)."""
+    key = '_' + name
+
+    def get(self):
+        if self._pending:
+            self._flush()
+        return self.__dict__[key]
+
+    def put(self, value):
+        if self._pending:
+            self._flush()
+        self.__dict__[key] = value
+    return property(get, put)
 
 
 class FlowTable:
@@ -36,10 +54,13 @@ class FlowTable:
     def __init__(self, net, coflows, rel_tol=1e-3, resolution_s=1e-6):
         self.net, self.coflows = net, coflows
         self.rel_tol, self.resolution_s = rel_tol, resolution_s
-        self.record = Columns(path=np.int64, coflow=np.int64, src=np.int64,
-                              dst=np.int64, size=np.float64,
-                              start=np.float64, sport=np.int64,
-                              dport=np.int64)
+        self._pending = 0                  # flows started, not yet joined
+        self._new = {k: [] for k in ('path', 'coflow', 'src', 'dst',
+                                     'size', 'start', 'sport', 'dport')}
+        self._record = Columns(path=np.int64, coflow=np.int64, src=np.int64,
+                               dst=np.int64, size=np.float64,
+                               start=np.float64, sport=np.int64,
+                               dport=np.int64)
         self.tags = []                     # driver's object per flow
         self.host_index = {h: i for i, h in enumerate(net.hosts)}
         self.a_id = np.zeros(0, np.int64)
@@ -50,6 +71,7 @@ class FlowTable:
         self.a_start = np.zeros(0)
         self.a_key = np.zeros(0, np.int64)
         self.a_explicit = np.zeros(0)
+        self._done_at = None            # send()'s finish test, for finish()
 
     def start(self, src, dst, size_bytes, coflow, now_s, tags=None,
               sport=None, dport=None):
@@ -60,33 +82,65 @@ class FlowTable:
             return np.zeros(0, np.int64)
         sport = sport if sport is not None else [0] * n
         dport = dport if dport is not None else [0] * n
-        paths = [self.net.path_id(s, d, sp, dp)
-                 for s, d, sp, dp in zip(src, dst, sport, dport)]
-        size = np.asarray(size_bytes, float)
-        if (size <= 0).any():
-            raise NetschedError('a flow must carry at least one byte')
         hi = self.host_index
-        ids = self.record.append(
-            path=paths, coflow=coflow, src=[hi[s] for s in src],
-            dst=[hi[d] for d in dst], size=size, start=now_s, sport=sport,
-            dport=dport)
+        si, di = [hi[s] for s in src], [hi[d] for d in dst]
+        paths = self.net.path_ids(si, di, sport, dport)
+        size = np.asarray(size_bytes, float).tolist()
+        if any(s <= 0 for s in size):
+            raise NetschedError('a flow must carry at least one byte')
+        if isinstance(coflow, (int, np.integer)):
+            cof = [int(coflow)] * n
+        else:
+            cof = [int(c) for c in coflow]
+        first = self._record.n + self._pending
+        self._pending += n
         self.tags.extend(tags if tags is not None else [None] * n)
-        cof = self.record['coflow'][ids]
         active = self.coflows.active_flows
-        self.coflows.active_flows += np.bincount(cof, minlength=len(active))
-        self._activate(ids, paths, cof, size, now_s)
-        return ids
+        if n == 1:
+            active[cof[0]] += 1
+        else:
+            self.coflows.active_flows += np.bincount(cof,
+                                                     minlength=len(active))
+        # joined to the record and the active arrays when they are next
+        # read (_flush): a workload that starts its flows one by one
+        # (a plan's sends) would otherwise copy every array per flow
+        p = self._new
+        p['path'].extend(paths.tolist())
+        p['coflow'].extend(cof)
+        p['src'].extend(si)
+        p['dst'].extend(di)
+        p['size'].extend(size)
+        p['start'].extend([now_s] * n)
+        p['sport'].extend(sport)
+        p['dport'].extend(dport)
+        return np.arange(first, first + n)
 
-    def _activate(self, ids, paths, cof, size_bytes, now_s):
-        n = len(ids)
-        self.a_id = np.r_[self.a_id, ids]
-        self.a_path = np.r_[self.a_path, paths]
-        self.a_cof = np.r_[self.a_cof, cof]
-        self.a_rem = np.r_[self.a_rem, size_bytes]
-        self.a_rate = np.r_[self.a_rate, np.zeros(n)]
-        self.a_start = np.r_[self.a_start, np.full(n, now_s)]
-        self.a_key = np.r_[self.a_key, np.zeros(n, np.int64)]
-        self.a_explicit = np.r_[self.a_explicit, np.full(n, np.nan)]
+    def _flush(self):
+        """The pending starts into the record and the active arrays, in
+        the order they were made (np.r_ per start gave the same)."""
+        if not self._pending:
+            return
+        n, p = self._pending, self._new
+        self._pending, self._new = 0, {k: [] for k in p}
+        new = {k: np.array(v, np.float64 if k in ('size', 'start')
+                           else np.int64) for k, v in p.items()}
+        ids = np.arange(self._record.n, self._record.n + n)
+        self._record.append(**new)
+        col = self.__dict__
+        for name, add in (('a_id', ids), ('a_path', new['path']),
+                          ('a_cof', new['coflow']), ('a_rem', new['size']),
+                          ('a_rate', np.zeros(n)), ('a_start', new['start']),
+                          ('a_key', np.zeros(n, np.int64)),
+                          ('a_explicit', np.full(n, np.nan))):
+            col['_' + name] = np.concatenate([col['_' + name], add])
+
+    @property
+    def record(self):
+        """Columns of every flow started (path, coflow, hosts, size,
+        start, ports)."""
+        if self._pending:
+            self._flush()
+        return self._record
 
     def reroute(self):
         """Give every active flow the path the network routes its
@@ -105,9 +159,26 @@ class FlowTable:
         r['path'][ids] = new
         return moved
 
-    def send(self, dt_s):
-        """The active flows ran ``dt_s`` at their rates."""
+    def send(self, dt_s, now_s=None):
+        """The active flows ran ``dt_s`` at their rates. With ``now_s``
+        (the time they reached), :meth:`finish`'s test at that time is
+        made in the same pass (compiled) and kept for it."""
+        self._done_at = None
         if len(self.a_id):
+            total = self.coflows.sent_bytes
+            out = None if now_s is None else kernels.send_done(
+                self.a_rate, self.a_rem, self.a_cof, dt_s, len(total),
+                self.a_start, now_s, self.rel_tol, self.resolution_s)
+            if out is not None:                 # compiled, same bits
+                total += out[0]
+                self._done_at = (now_s, self.a_rem, self.a_rate,
+                                 self.a_start, out[1])
+                return
+            acc = kernels.send(self.a_rate, self.a_rem, self.a_cof, dt_s,
+                               len(total))
+            if acc is not None:                 # compiled, same bits
+                total += acc
+                return
             sent = self.a_rate * dt_s / 8.0
             self.a_rem -= sent
             self._count_sent(self.a_cof, sent)
@@ -120,6 +191,9 @@ class FlowTable:
     def first_finish_s(self):
         """Time until the first moving flow finishes at its rate, or None
         when none moves."""
+        found = kernels.first_finish(self.a_rate, self.a_rem)
+        if found is not None:                   # compiled, same bits
+            return np.float64(found[1]) if found[0] else None
         moving = self.a_rate > 0
         if not moving.any():
             return None
@@ -129,10 +203,19 @@ class FlowTable:
         """Remove the flows done at ``now_s`` (coalesced) from the active
         set. Returns (their ids, whether one of their coflows has no
         active flow left); ids empty when none is done."""
-        window = np.maximum(self.rel_tol * (now_s - self.a_start),
-                            self.resolution_s)
-        done = self.a_rem <= np.maximum(self.a_rate * window / 8.0, 1e-6)
-        if not done.any():
+        c, self._done_at = self._done_at, None
+        if c is not None and c[0] == now_s and c[1] is self.a_rem and \
+                c[2] is self.a_rate and c[3] is self.a_start:
+            done = c[4]                         # send() made the test
+        else:
+            done = kernels.done(self.a_rem, self.a_rate, self.a_start,
+                                now_s, self.rel_tol, self.resolution_s)
+        if done is None:                        # numpy: the same bits
+            window = np.maximum(self.rel_tol * (now_s - self.a_start),
+                                self.resolution_s)
+            done = np.flatnonzero(
+                self.a_rem <= np.maximum(self.a_rate * window / 8.0, 1e-6))
+        if not len(done):
             return np.zeros(0, np.int64), False
         ids = self.a_id[done]
         touched = self.a_cof[done]
@@ -145,7 +228,34 @@ class FlowTable:
         active = self.coflows.active_flows
         self.coflows.active_flows -= np.bincount(touched,
                                                  minlength=len(active))
-        keep = ~done
+        cols = [getattr(self, name) for name in ACTIVE]
+        # the active arrays are the table's own (a snapshot is read and
+        # dropped within a decision), so they are compacted in place
+        kept = kernels.compact(cols, done)
+        if kept is None:
+            keep = np.ones(len(self.a_id), bool)
+            keep[done] = False
+            kept = [c[keep] for c in cols]
+        for name, c in zip(ACTIVE, kept):
+            setattr(self, name, c)
+        return ids, bool((self.coflows.active_flows[touched] == 0).any())
+
+    def cancel(self, which):
+        """Remove the active flows ``which`` (a boolean mask over them)
+        without their finishing (a failed job's: its agent was killed).
+        Returns their ids."""
+        which = np.asarray(which, bool)
+        if not which.any():
+            return np.zeros(0, np.int64)
+        ids = self.a_id[which]
+        active = self.coflows.active_flows
+        self.coflows.active_flows -= np.bincount(self.a_cof[which],
+                                                 minlength=len(active))
+        keep = ~which
         for name in ACTIVE:
             setattr(self, name, getattr(self, name)[keep])
-        return ids, bool((self.coflows.active_flows[touched] == 0).any())
+        return ids
+
+
+for _name in ACTIVE:
+    setattr(FlowTable, _name, _active(_name))

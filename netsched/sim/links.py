@@ -2,12 +2,15 @@
 carried at the allocated rates, binned every ``sample_s`` into the same
 ``links`` events the emulator's port counters give, with per-link totals
 and peaks."""
+import json
+
 import numpy as np
 
 
 class LinkMeter:
     def __init__(self, net, log, sample_s):
         self.net, self.log, self.sample_s = net, log, sample_s
+        self._quoted = None
         L = len(net.capacity)
         self.bin_start = 0.0
         self.bin_bytes = np.zeros(L)
@@ -44,7 +47,16 @@ class LinkMeter:
         if len(nz):
             util = b[nz] * 8.0 / (self.net.capacity[nz] * dt)
             self.peak_util[nz] = np.maximum(self.peak_util[nz], util)
-            self.log.write(self.bin_start, 'links', dt=dt, util={
-                self.net.names[i]: round(float(u), 6)
-                for i, u in zip(nz, util)})
+            # the line EventLog.write would give, written directly: a
+            # link's quoted name is made once, and repr is json's float
+            q = self._quoted
+            if q is None:
+                q = self._quoted = [json.dumps(n) + ':' for n in
+                                    self.net.names]
+            self.log.write_raw(
+                '{"dt":%s,"util":{%s},"t":%s,"ev":"links"}\n' % (
+                json.dumps(dt), ','.join([
+                    q[i] + repr(round(u, 6))
+                    for i, u in zip(nz.tolist(), util.tolist())]),
+                repr(round(float(self.bin_start), 9))))
         self.bin_bytes = np.zeros_like(b)

@@ -65,6 +65,17 @@ class RateSetter:
         # the emulator's controller logs them (the engine's event log)
         self.on_classes = None
         self.release_floor = bool(release_floor)
+        self.held = False                # the controller is down (faults)
+
+    def hold(self, on):
+        """The controller is down (a fault): the policy is not asked; the
+        flows keep the classes and rates of its last decision, and flows
+        that start meanwhile go in the top class (key 0), as the
+        emulator's agents send a coflow the controller has not
+        classified. Back (``on`` False), it decides at once."""
+        self.held = bool(on)
+        if not on:
+            self.must_decide = True
 
     def flows_started(self):
         self.must_decide = True
@@ -77,6 +88,11 @@ class RateSetter:
 
     def update(self, now_s, view=None):
         """Decide or reallocate at ``now_s`` if anything asks for it."""
+        if self.held:
+            if self.must_decide or self.must_allocate:
+                self.must_decide = False
+                self._allocate()
+            return
         if self.must_decide or (self.recheck_s is not None
                                 and self.recheck_s <= now_s):
             self._decide(now_s, view)
@@ -91,6 +107,15 @@ class RateSetter:
             fl.a_rate = np.zeros(0)
             self.load_bps[:] = 0.0
             return
+        if getattr(self.policy, 'static', False):
+            # a static policy decides nothing (policies.base.Policy):
+            # what its empty decision gives, without building the
+            # snapshot (at scale the costliest part of an event)
+            self.decisions += 1
+            fl.a_key = np.zeros(len(fl.a_id), np.int64)
+            fl.a_explicit = np.full(len(fl.a_id), np.nan)
+            self._allocate()
+            return
         snap = snapshot(now_s, self.queues, self.net, fl, view,
                         getattr(self.policy, 'clairvoyant', False))
         d = self.policy.decide(snap)
@@ -98,9 +123,10 @@ class RateSetter:
         if d.job_shift is not None and self.on_shifts is not None:
             self.on_shifts(d.job_shift)
         fl.a_key = self._keys(snap, d)
+        # a copy: the flow table compacts its arrays in place
         fl.a_explicit = (np.full(len(fl.a_id), np.nan)
                          if d.flow_rate is None
-                         else np.asarray(d.flow_rate, float))
+                         else np.array(d.flow_rate, float))
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
         self._allocate()

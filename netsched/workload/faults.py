@@ -1,5 +1,5 @@
 """Faults as part of an experiment: links and switches that go down at a
-time of the run and, optionally, come back.
+time of the run and, optionally, come back, and host agents killed.
 
     faults:
       - link: [a0_0, c0]       # a link between two switches
@@ -8,6 +8,11 @@ time of the run and, optionally, come back.
       - switch: a1_0           # every link of the switch at once
         at: 0.8
         until: 1.2
+      - agent: h2_0_1          # the host's agent process is killed
+        at: 1.0
+      - controller: restart    # the controller process is killed at
+        at: 2.0                # `at` and started again at `until`
+        until: 2.5
 
 Both backends take the same timeline: the simulator removes the links'
 capacity and routes around them at once (fluid.Network.set_down); the
@@ -16,7 +21,16 @@ down and reroutes (ECMP next-hop sets skip the dead links) and restores
 the routes when they come back. A fault must leave every host reachable
 from every other (a job cut off from its peers could never finish), so a
 host's own link and an edge switch cannot fail; the check says which
-hosts a fault would cut off.
+hosts a fault would cut off. An agent killed (a host's workload process
+dying) fails every job with a task on that host, or a transfer to it,
+with that reason; the other jobs run on. It does not come back. The
+controller killed: the switches go on forwarding on the rules they hold
+(fail mode secure) and nothing is decided until it is started again; the
+restarted controller adopts the switches' rules and the agents register
+again (control.core, host.agent.ControllerLink), and scheduling resumes.
+The simulator holds the policy's last decision over the outage, new flows
+in the top class as the emulator's agents send a coflow not yet
+classified.
 """
 from dataclasses import dataclass
 
@@ -25,13 +39,14 @@ import networkx as nx
 from .. import topology as topo
 from ..errors import ConfigError
 
-KINDS = ('link', 'switch')
+KINDS = ('link', 'switch', 'agent', 'controller')
 
 
 @dataclass(frozen=True)
 class Fault:
-    kind: str                   # 'link' or 'switch'
-    target: str                 # link_id 'a-b', or the switch's name
+    kind: str                   # 'link', 'switch', 'agent', 'controller'
+    target: str                 # link_id 'a-b', the switch's or host's
+                                # name; 'controller' 
     at_s: float
     until_s: float = None       # None: down to the end of the run
     links: frozenset = frozenset()   # link_ids that go down
@@ -68,10 +83,25 @@ def parse(raw, g, where):
         kind = kinds[0]
         if kind == 'link':
             target, links = _link(g, d['link'], w)
-        else:
+        elif kind == 'switch':
             target, links = _switch(g, d['switch'], w)
+        elif kind == 'agent':
+            target, links = _agent(g, d['agent'], w)
+        else:
+            if d['controller'] != 'restart':
+                raise ConfigError("%s: controller: the one fault of the "
+                                  "controller is 'restart' (killed at `at`, "
+                                  "started again at `until`), got %r"
+                                  % (w, d['controller']))
+            target, links = 'controller', frozenset()
         at = _time(d, 'at', w, required=True)
         until = _time(d, 'until', w)
+        if kind == 'controller' and until is None:
+            raise ConfigError('%s: until: missing: when the controller is '
+                              'started again' % w)
+        if kind == 'agent' and until is not None:
+            raise ConfigError('%s: until: a killed agent does not come back '
+                              '(its jobs fail); drop until' % w)
         if until is not None and not until > at:
             raise ConfigError('%s: until: must be after at (%r), got %r'
                               % (w, at, until))
@@ -89,8 +119,9 @@ def _time(d, key, w, required=False):
             raise ConfigError('%s: missing key %r (s after the run starts)'
                               % (w, key))
         return None
+    # no NaN, inf nor an int past float's range (OverflowError in float())
     if isinstance(v, bool) or not isinstance(v, (int, float)) \
-            or v != v or v in (float('inf'), float('-inf')) or v < 0:
+            or v != v or abs(v) > 1e300 or v < 0:
         raise ConfigError('%s: %s: must be a number of seconds >= 0, got %r'
                           % (w, key, v))
     return v
@@ -133,10 +164,25 @@ def _switch(g, v, w):
     return v, topo.switch_links(g, v)
 
 
+def _agent(g, v, w):
+    if not isinstance(v, str) or v not in g \
+            or g.nodes[v]['role'] != topo.HOST:
+        raise ConfigError('%s: agent: no host %r in the topology (hosts: '
+                          '%s ...)' % (w, v, ', '.join(topo.hosts(g)[:4])))
+    return v, frozenset()
+
+
 def _check_overlaps(faults, where):
     for i, a in enumerate(faults):
         for j in range(i):
             b = faults[j]
+            if a.kind == b.kind == 'controller' and _overlap(a, b):
+                raise ConfigError('%s: faults[%d]: the controller is already '
+                                  'down then (faults[%d])' % (where, i, j))
+            if a.kind == b.kind == 'agent' and a.target == b.target:
+                raise ConfigError('%s: faults[%d]: the agent on %s is killed '
+                                  'twice (faults[%d])'
+                                  % (where, i, a.target, j))
             if a.links & b.links and _overlap(a, b):
                 raise ConfigError(
                     '%s: faults[%d]: %s %s is down while faults[%d] (%s %s) '
@@ -154,6 +200,8 @@ def _check_reachable(faults, g, where):
     """Every set of links down at once leaves the hosts connected."""
     hosts = topo.hosts(g)
     for i, f in enumerate(faults):
+        if not f.links:
+            continue
         down = down_at(faults, f.at_s)
         live = topo.without(g, down)
         comps = sorted((c & set(hosts) for c in

@@ -28,10 +28,11 @@ Profile format::
 """
 import json
 import os
+import sys
 from dataclasses import dataclass
 
 from .. import ROOT
-from ..errors import ConfigError
+from ..errors import ConfigError, read_text
 
 BYTES_PER_PARAM = 4
 MODELS_DIR = os.path.join(ROOT, 'workloads', 'models')
@@ -232,7 +233,9 @@ def _num(where, d, key, integer=False, required=True):
         return None
     v = d[key]
     ok = isinstance(v, int) if integer else isinstance(v, (int, float))
-    if not ok or isinstance(v, bool) or v < 0:
+    # NaN passes v < 0; a time of inf (or an int past float's range,
+    # OverflowError in float()) is no profile
+    if not ok or isinstance(v, bool) or not 0 <= v <= sys.float_info.max:
         raise ConfigError('%s: %s must be a non-negative %s, got %r'
                           % (where, key, 'integer' if integer else 'number',
                              v))
@@ -256,6 +259,9 @@ def from_dict(d, where='model profile'):
             raise ConfigError('%s: must be a mapping' % lw)
         lname = ld.get('name', 'layer%d' % i)
         tensors = []
+        if not isinstance(ld.get('tensors') or [], list):
+            raise ConfigError('%s: tensors must be a list, got %r'
+                              % (lw, ld['tensors']))
         for j, td in enumerate(ld.get('tensors') or []):
             tw = '%s.tensors[%d]' % (lw, j)
             if not isinstance(td, dict):
@@ -279,14 +285,17 @@ def from_dict(d, where='model profile'):
 
 def load_file(path):
     """A profile from a YAML or JSON file."""
+    import io
     import yaml
+    f = io.StringIO(read_text(path, 'model profile '))
+    f.name = path                 # what YAML's error marks call the file
     try:
-        with open(path) as f:
-            d = yaml.safe_load(f)
-    except OSError as e:
-        raise ConfigError('model profile %s: %s' % (path, e.strerror))
+        d = yaml.safe_load(f)
     except yaml.YAMLError as e:
         raise ConfigError('model profile %s: not YAML/JSON: %s' % (path, e))
+    except RecursionError:        # the parser recurses once per level
+        raise ConfigError('model profile %s: not YAML/JSON: nested too '
+                          'deeply' % path) from None
     return from_dict(d, path)
 
 

@@ -7,13 +7,17 @@ reducer's MB (2^20 bytes) is split equally over the coflow's mappers,
 one flow per mapper -> reducer pair, all released at the arrival time.
 Bad lines are reported with their line number and the reason.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, read_text
 
 MB = 2 ** 20
+# racks a trace may have: a header of 10**18 ports passed, and placing
+# racks with ``wrap`` then listed every one (the FB trace has 150)
+MAX_PORTS = 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -62,12 +66,9 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
     arrives at ``start_s``; without it (None), at 0 when ``skip`` > 0
     (a slice from the middle of a trace does not wait for the hours
     before it) and not at all otherwise (the file's own times)."""
-    try:
-        f = open(path)
-    except OSError as e:
-        raise ConfigError('trace %s: %s' % (path, e.strerror)) from None
-    with f:
-        lines = f.read().splitlines()
+    # lines as an editor counts them: splitlines() also split at \f, \v
+    # and \u2028, and the errors named the wrong line
+    lines = read_text(path, 'trace ').split('\n')
     if not lines or not lines[0].strip():
         raise ConfigError('%s:1: empty trace; expected "<ports> <coflows>"'
                           % path)
@@ -75,7 +76,7 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
     if len(head) != 2:
         raise ConfigError('%s:1: expected "<ports> <coflows>", got %r'
                           % (path, lines[0]))
-    ports = _int(path, 1, head[0], 'ports', 1)
+    ports = _int(path, 1, head[0], 'ports', 1, MAX_PORTS)
     count = _int(path, 1, head[1], 'coflows', 0)
     out, seen = [], set()
     skipped = 0
@@ -123,7 +124,15 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
             if not size >= 0 or size == float('inf'):
                 raise ConfigError('%s:%d: reducer %s: MB must be >= 0, got %s'
                                   % (path, n, rack, mb))
+            if not math.isfinite(size * MB * size_scale):
+                raise ConfigError('%s:%d: reducer %s: %s MB is too large'
+                                  % (path, n, rack, mb))
             reducers.append((r, size * MB * size_scale))
+        # a number of ms past float's range: OverflowError in the division
+        if arrival > 1e300 or not math.isfinite(arrival / 1000.0
+                                                * time_scale):
+            raise ConfigError('%s:%d: arrival ms %d is too large'
+                              % (path, n, arrival))
         out.append(Coflow(cid, arrival / 1000.0 * time_scale, mappers,
                           tuple(reducers)))
     if limit is None and skipped + len(out) != count:

@@ -1,7 +1,13 @@
 """Faults on the real emulator: a link and then a switch go down in the
 middle of a run and come back. The controller must see the ports go,
 reroute around them and restore the routes; every job must finish; and
-the emulator and the simulator must agree on whom each outage hurt."""
+the emulator and the simulator must agree on whom each outage hurt. An
+agent killed fails its job and no other.
+
+The job that no fault touches is named with shell metacharacters: no
+name from an experiment may reach a shell unquoted (issue 27), and
+nothing of it may run."""
+import glob
 import json
 
 from netsched import topology as topo
@@ -9,8 +15,9 @@ from netsched.emulator import ovs
 from netsched.pipeline import experiment, run
 
 # "crossing" is a ring through e0_1's two uplinks (two of its flows climb
-# out of e0_1 and two come down into it); "apart" a ring inside edge
+# out of e0_1 and two come down into it); APART a ring inside edge
 # switch e3_1, which no outage touches
+APART = 'apart; touch /tmp/netsched-pwned-$(id -u) `id` " \' #'
 EXP = {
     'name': 'faults-test', 'backend': 'emu', 'topology': 'fattree,4',
     'link_gbps': 10, 'scale': 500, 'policy': 'fair', 'seed': 1,
@@ -19,7 +26,7 @@ EXP = {
         {'id': 'crossing', 'model': 'resnet50', 'pattern': 'ring',
          'workers': 4, 'iterations': 30,
          'placement': ['h0_1_0', 'h2_0_0', 'h0_1_1', 'h3_0_0']},
-        {'id': 'apart', 'model': 'resnet50', 'pattern': 'ring',
+        {'id': APART, 'model': 'resnet50', 'pattern': 'ring',
          'workers': 2, 'iterations': 30, 'placement': ['h3_1_0', 'h3_1_1']}],
     'faults': [{'link': ['e0_1', 'a0_0'], 'at': 0.4, 'until': 1.4},
                {'switch': 'a0_1', 'at': 2.0, 'until': 3.0}]}
@@ -69,8 +76,65 @@ def test_a_link_and_a_switch_fail_and_come_back(tmp_path):
     for e, s in zip(emu['faults'], sim['faults']):
         assert e['target'] == s['target']
         assert e['hurt'] == s['hurt'] == ['crossing'], (e, s)
+    assert not glob.glob('/tmp/netsched-pwned*')
 
 
 def _samples(events, link):
     return [(e['t'], e['dt'], e['util'][link]) for e in events
             if e['ev'] == 'links' and link in e['util']]
+
+
+def test_a_killed_agent_fails_its_jobs_and_the_others_finish(tmp_path):
+    # the agent of one of "crossing"'s hosts is killed mid-run; APART
+    # has no task there and must finish as if nothing happened
+    d = dict(EXP, faults=[{'agent': 'h2_0_0', 'at': 1.0}])
+    for backend in ('emu', 'sim'):
+        exp = experiment.from_dict(d, str(tmp_path / 'agent.yaml'),
+                                   backend=backend)
+        out = tmp_path / ('agent-' + backend)
+        _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+        jobs = s['jobs']
+        assert jobs['crossing']['failed'].startswith(
+            'the agent on h2_0_0 was killed at'), (backend, jobs)
+        assert jobs['crossing']['jct_s'] is None
+        assert 'failed' not in jobs[APART] and \
+            jobs[APART]['iterations'] == 30, (backend, jobs)
+        assert (s['totals']['jobs_done'], s['totals']['jobs_failed']) == \
+            (1, 1)
+        # the failed job is out of the totals: they are apart's alone
+        assert s['totals']['avg_jct_s'] == jobs[APART]['jct_s']
+        with open(out / 'events.jsonl') as f:
+            failed = [json.loads(x) for x in f if '"job_failed"' in x]
+        assert [e['job'] for e in failed] == ['crossing']
+    assert not set(topo.switches(topo.fat_tree(4))) & set(ovs.bridges())
+    assert not glob.glob('/tmp/netsched-pwned*')
+
+
+def test_the_controller_is_killed_and_started_again(tmp_path):
+    # SEBF decides classes all along; the controller is down from 1 s to
+    # 2 s: the switches forward on what they hold, the restarted
+    # controller adopts their rules without resending or duplicating
+    # any, the agents register again, and scheduling resumes
+    from netsched.control import openflow as of
+    d = dict(EXP, policy='sebf',
+             faults=[{'controller': 'restart', 'at': 1.0, 'until': 2.0}])
+    exp = experiment.from_dict(d, str(tmp_path / 'ctl.yaml'))
+    out = tmp_path / 'ctl'
+    _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+    with open(out / 'events.jsonl') as f:
+        events = [json.loads(x) for x in f]
+    assert s['totals']['jobs_done'] == 2, s['jobs']
+    assert [(e['what'], e['kind']) for e in events if e['ev'] == 'fault'] \
+        == [('down', 'controller'), ('up', 'controller')]
+    up = next(e['t'] for e in events if e['ev'] == 'fault'
+              and e['what'] == 'up')
+    g = topo.fat_tree(4)
+    adopts = {e['switch']: e for e in events if e['ev'] == 'adopt'}
+    assert set(adopts) == set(topo.switches(g)), sorted(adopts)
+    for sw, a in adopts.items():
+        # the switch held its routes once each, and got nothing again
+        assert a['held'].get('routing') == len(of.route_rules(g, sw)), a
+        assert a['sent'] == 0, a
+    # scheduling resumed: SEBF classed coflows after the restart
+    assert [e for e in events if e['ev'] == 'classes' and e['t'] > up]
+    assert not set(topo.switches(g)) & set(ovs.bridges())

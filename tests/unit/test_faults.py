@@ -1,6 +1,8 @@
 """Faults (link and switch failures) in an experiment: the checks, routing
 around the links down, the controller's reroute, and the simulator's
 hand-worked timeline."""
+import json
+
 import numpy as np
 import pytest
 
@@ -317,3 +319,163 @@ def test_the_fault_summary_says_whom_an_outage_hurt():
     assert (b['iterations'], b['extra_s'], b['slowdown'], b['hurt']) == \
         (3, 0.0, 1.0, False)
     assert out['hurt'] == ['a']
+
+
+# --- an agent killed ------------------------------------------------------
+
+@pytest.mark.parametrize('faults, words', [
+    ([{'agent': 'h0_0_0', 'at': 1, 'until': 2}], 'does not come back'),
+    ([{'agent': 'e0_0', 'at': 1}], "no host 'e0_0'"),
+    ([{'agent': 'h0_0_0', 'at': 1}, {'agent': 'h0_0_0', 'at': 2}],
+     'killed twice'),
+])
+def test_bad_agent_faults_are_named(faults, words):
+    with pytest.raises(ConfigError, match=words):
+        exp_with(faults)
+
+
+def test_an_agent_fault_needs_jobs_not_a_trace(tmp_path):
+    p = tmp_path / 't.txt'
+    p.write_text('2 1\n1 0 1 0 1 1:1.0\n')
+    with pytest.raises(ConfigError, match="trace's coflows are not jobs"):
+        exp_with([{'agent': 'h0_0_0', 'at': 1}], jobs=[],
+                 trace={'path': str(p)})
+
+
+def _two_jobs(tmp_path, faults):
+    d = {'topology': 'fattree,4', 'backend': 'sim', 'policy': 'fair',
+         'jobs': [{'id': 'crossing', 'model': 'resnet50', 'pattern': 'ring',
+                   'workers': 4, 'iterations': 10,
+                   'placement': ['h0_1_0', 'h2_0_0', 'h0_1_1', 'h3_0_0']},
+                  {'id': 'apart', 'model': 'resnet50', 'pattern': 'ring',
+                   'workers': 2, 'iterations': 10,
+                   'placement': ['h3_1_0', 'h3_1_1']}]}
+    if faults:
+        d['faults'] = faults
+    exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
+    from netsched.pipeline import run
+    out = tmp_path / ('out-%d' % len(faults or ()))
+    _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+    return s, [json.loads(x) for x in open(out / 'events.jsonl')]
+
+
+def test_the_simulator_fails_the_jobs_of_a_killed_agent(tmp_path):
+    base, _ = _two_jobs(tmp_path, None)
+    s, events = _two_jobs(tmp_path, [{'agent': 'h2_0_0', 'at': 0.5}])
+    failed = [e for e in events if e['ev'] == 'job_failed']
+    assert [(e['job'], e['t']) for e in failed] == [('crossing', 0.5)]
+    assert failed[0]['reason'] == 'the agent on h2_0_0 was killed at 0.500 s'
+    # crossing stops where it was: its iterations before 0.5 s only, no
+    # flow of it after, and it is in none of the totals
+    c = s['jobs']['crossing']
+    assert c['failed'] == failed[0]['reason'] and c['jct_s'] is None
+    assert 0 < c['iterations'] < 10
+    ends = [e['t'] for e in events if e['ev'] == 'iter'
+            and e['job'] == 'crossing']
+    assert max(ends) <= 0.5
+    assert not [e for e in events if e['ev'] == 'flow' and e['t'] > 0.5
+                and e['coflow'].startswith('crossing/')]
+    # apart shares no link with it: exactly as without the fault
+    assert s['jobs']['apart'] == base['jobs']['apart']
+    assert s['totals']['avg_jct_s'] == s['jobs']['apart']['jct_s']
+    assert (s['totals']['jobs_done'], s['totals']['jobs_failed']) == (1, 1)
+    assert 'jobs_failed' not in base['totals']
+
+
+def test_an_agent_killed_after_its_jobs_ended_fails_nothing(tmp_path):
+    base, _ = _two_jobs(tmp_path, None)
+    s, events = _two_jobs(tmp_path, [{'agent': 'h3_1_0', 'at': 50.0}])
+    assert not [e for e in events if e['ev'] in ('job_failed', 'fault')]
+    assert s['jobs'] == base['jobs']
+
+
+# --- the controller killed and started again ---------------------------
+
+@pytest.mark.parametrize('faults, words', [
+    ([{'controller': 'restart', 'at': 1}], 'until: missing'),
+    ([{'controller': 'stop', 'at': 1, 'until': 2}], "one fault of the "
+     "controller is 'restart'"),
+    ([{'controller': 'restart', 'at': 1, 'until': 3},
+      {'controller': 'restart', 'at': 2, 'until': 4}], 'already down'),
+])
+def test_bad_controller_faults_are_named(faults, words):
+    with pytest.raises(ConfigError, match=words):
+        exp_with(faults)
+
+
+def test_the_simulator_holds_the_last_decision_while_the_controller_is_down():
+    # a 3 MB flow from h0_0 starts alone at 0; a 1 MB one from h0_1 joins
+    # at 1 s on the same leaf uplink (one spine: the only path)
+    from netsched import policies
+    g = topo.leaf_spine(2, 1, 2, link_bps=8 * MB)    # 1 MB/s links
+    net = fluid.Network(g)
+    keys = {}
+
+    def run(faults):
+        log = _Log()
+        eng = Engine(net, policies.make('sebf'), log, queues=8, rel_tol=0)
+        done = {}
+
+        class Driver:
+            def start(self, e):
+                c0 = e.coflow('big', 0.0)
+                e.add_flows(['h0_0'], ['h1_0'], np.array([3 * MB]), c0,
+                            sport=[1000], dport=[5000])
+                e.at(1.0, self.second)
+
+            def second(self):
+                c1 = eng.coflow('small', eng.now)
+                eng.add_flows(['h0_1'], ['h1_1'], np.array([1 * MB]), c1,
+                              sport=[1000], dport=[5000])
+                keys[bool(faults)] = eng.table.a_key.tolist()
+
+            def on_flows_done(self, ids):
+                for i in ids.tolist():
+                    done[i] = eng.now
+        schedule(eng, faults)
+        eng.run(Driver())
+        return done
+    # with the controller: at 1 s SEBF puts the 1 MB coflow before the
+    # big one's 2 MB left: it ends at 2 s, the big one at 2 + 2 = 4 s
+    assert run(()) == {1: pytest.approx(2.0), 0: pytest.approx(4.0)}
+    # down from 0.5 s to 5 s: the big one keeps the top class it got
+    # alone at 0 s, the new flow goes in the top class too (key 0): they
+    # share, 0.5 MB/s each: the small one ends at 3 s, the big one has
+    # 1 MB left then, alone: 4 s
+    e = exp_with([{'controller': 'restart', 'at': 0.5, 'until': 5}],
+                 topology='leafspine,2,1,2')
+    assert run(e.faults) == {1: pytest.approx(3.0), 0: pytest.approx(4.0)}
+    assert keys[True] == [0, 0]
+
+
+# --- which side a stall is on (issue 27, item 6) ----------------------------
+
+def test_the_longest_gap_says_which_side_each_transfer_was_on():
+    def flow(i, start, end, wrote=None, first=None):
+        e = {'t': end, 'ev': 'flow', 'id': i, 'coflow': 'c', 'src': 'a',
+             'dst': 'b', 'bytes': 1, 'start': start}
+        if wrote is not None:
+            e.update(wrote=wrote, first_read=first)
+        return e
+    evs = [flow(0, 0.0, 0.1, 0.05, 0.02),
+           # nothing ends from 0.1 to 0.6 while 1 to 4 are in flight
+           flow(1, 0.05, 0.6, 0.58, 0.06),     # ends the gap
+           flow(2, 0.2, 0.7, 0.65, 0.21),      # last byte written at 0.65
+           flow(3, 0.3, 0.8, 0.31, 0.62),      # written, first read 0.62
+           flow(4, 0.35, 0.9, 0.36, 0.40),     # read from 0.40 on
+           {'t': 0.9, 'ev': 'run_end'}]
+    gap = metrics.longest_gap(metrics.compute(evs))
+    # ends at 0.1, 0.6, 0.7, 0.8, 0.9: the longest wait is 0.1 -> 0.6
+    assert (gap['from_s'], gap['to_s']) == (0.1, 0.6)
+    assert gap['gap_s'] == pytest.approx(0.5)
+    sides = {t['id']: t['side'] for t in gap['transfers']}
+    # 1 ends the gap (not listed); 2 was still being written at 0.6, 3
+    # was written but its first bytes were read only after, 4 was being
+    # read
+    assert sides == {2: 'writing', 3: 'in the network', 4: 'reading'}
+    # the simulator's flows carry no sides: no gap in its summary
+    assert metrics.compute(evs[:1])['sides'] == {0: (0.05, 0.02)}
+    plain = [dict(e) for e in evs]
+    for e in plain:
+        e.pop('wrote', None), e.pop('first_read', None)
+    assert metrics.compute(plain)['sides'] == {}

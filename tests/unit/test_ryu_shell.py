@@ -9,6 +9,7 @@ would dispatch them to (by event class and dispatcher state), so a
 handler bound to the wrong event or state is not called. The control
 channel is the app's own Unix socket. What comes out is checked against
 what netsched's core (netsched.control) says it should be."""
+import collections
 import importlib
 import importlib.util
 import json
@@ -82,6 +83,7 @@ class FakeDatapath:
         self.xid = 0
         self.sent = []
         self.answered = set()       # xids of barriers already replied to
+        self.table = {}             # the flow table the FlowMods built
 
     def set_xid(self, msg):
         self.xid += 1
@@ -94,6 +96,45 @@ class FakeDatapath:
             self.set_xid(msg)
         msg.serialize()
         self.sent.append(msg)
+        if type(msg).__name__ == 'OFPFlowMod':
+            self.apply(msg)
+
+    def apply(self, msg):
+        """Keep the flow table as Open vSwitch would: one entry per
+        (table, priority, match), the match as the switch reports it (an
+        all-ones mask dropped), an add replacing the entry of its key,
+        deletes filtered by cookie under the cookie mask."""
+        command, table, prio, cookie, mask = on_wire(self, msg)[:5]
+        match = switch_match(on_wire(self, msg)[-2])
+        if command == 'add':
+            self.table[table, prio, match] = (cookie, msg)
+            return
+        hit = [k for k, (ck, _) in self.table.items()
+               if ck & mask == cookie & mask and (
+                   k == (table, prio, match) if command == 'delete_strict'
+                   else table in (self.ofproto.OFPTT_ALL, k[0]))]
+        assert command == 'delete_strict' or match == (), \
+            'netsched deletes by cookie, not by match'
+        for k in hit:
+            del self.table[k]
+
+    def cookies(self):
+        """How many rules the switch holds per cookie."""
+        return collections.Counter(ck for ck, _ in self.table.values())
+
+    def stats_entry(self, key):
+        """One entry of a flow-stats reply for a rule held, in bytes: its
+        match as the switch reports it, its instructions as sent."""
+        o, p = self.ofproto, self.ofproto_parser
+        (table, prio, match), (cookie, msg) = key, self.table[key]
+        mbuf = bytearray()
+        p.OFPMatch(**dict(match)).serialize(mbuf, 0)
+        at = 48                     # a FlowMod's match follows 48 bytes
+        sent_len = struct.unpack_from('!HH', msg.buf, at)[1]
+        inst = bytes(msg.buf[at + (sent_len + 7) // 8 * 8:])
+        return struct.pack(o.OFP_FLOW_STATS_0_PACK_STR,
+                           48 + len(mbuf) + len(inst), table, 0, 0, prio,
+                           0, 0, 0, cookie, 0, 0) + bytes(mbuf) + inst
 
     def of_type(self, name):
         return [m for m in list(self.sent)
@@ -158,18 +199,58 @@ class Shell:
             h(ev)
         return [h.__name__ for h in hs]
 
-    def connect(self, dpid):
+    def connect(self, dpid, held=None, down=None, parts=1):
         """A switch's features reply (in CONFIG, as the framework
         dispatches it); dp.id is set after the app's handler ran, the
-        order os-ken's threads may take."""
+        order os-ken's threads may take. The switch then answers the
+        app's flow-stats request with what it holds (``held``: another
+        FakeDatapath's table; none: a fresh switch), in ``parts``
+        replies; with ``down`` (ports down, possibly none) it lists its
+        ports first, as the framework asks every switch to."""
         dp = FakeDatapath(self.pkg)
+        dp.table = dict(held or {})
         o = dp.ofproto
         ran = self.deliver(dp, o.OFPT_FEATURES_REPLY, struct.pack(
             o.OFP_SWITCH_FEATURES_PACK_STR, dpid, 0, 254, 0, 0, 0),
             state=self.fw.CONFIG_DISPATCHER)
         assert ran == ['on_features']
         dp.id = dpid
+        if down is not None:
+            self.port_desc(dp, down)
+        if dp.of_type('OFPFlowStatsRequest'):
+            self.flow_stats(dp, parts)
         return dp
+
+    def flow_stats(self, dp, parts=1, state=None):
+        """Answer the flow-stats request with the table, in ``parts``
+        multipart replies (all but the last flagged: more follow)."""
+        o = dp.ofproto
+        (req,) = dp.of_type('OFPFlowStatsRequest')
+        entries = [dp.stats_entry(k) for k in sorted(dp.table, key=repr)]
+        n = -(-len(entries) // parts) if entries else 1
+        chunks = [entries[i:i + n] for i in range(0, len(entries), n)] or [[]]
+        for i, chunk in enumerate(chunks):
+            more = o.OFPMPF_REPLY_MORE if i < len(chunks) - 1 else 0
+            ran = self.deliver(dp, o.OFPT_MULTIPART_REPLY, struct.pack(
+                o.OFP_MULTIPART_REPLY_PACK_STR, o.OFPMP_FLOW, more)
+                + b''.join(chunk), xid=req.xid, state=state)
+            assert ran == ['on_flow_stats']
+
+    def port_desc(self, dp, down=()):
+        """The switch's ports (those of the topology), ``down`` ones with
+        their link down; CONFIG, as the framework's own ask."""
+        o = dp.ofproto
+        g = topo.from_dict(self.desc['topology'])
+        sw = topo.by_dpid(g)[dp.id]
+        body = struct.pack(o.OFP_MULTIPART_REPLY_PACK_STR,
+                           o.OFPMP_PORT_DESC, 0)
+        for nb in sorted(g[sw]):
+            port = topo.port(g, sw, nb)
+            body += struct.pack(o.OFP_PORT_PACK_STR, port, b'\x00' * 6,
+                                b'p%d' % port, 0, o.OFPPS_LINK_DOWN
+                                if port in down else 0, 0, 0, 0, 0, 0, 0)
+        return self.deliver(dp, o.OFPT_MULTIPART_REPLY, body,
+                            state=self.fw.CONFIG_DISPATCHER)
 
     def barriers(self, dp):
         return [m.xid for m in dp.of_type('OFPBarrierRequest')
@@ -307,6 +388,14 @@ def flow_mods(dp, start=0):
     return [on_wire(dp, m) for m in dp.of_type('OFPFlowMod')[start:]]
 
 
+def switch_match(items):
+    """A match as Open vSwitch reports it: a field under an all-ones mask
+    as its plain value (the ECMP rules' metadata)."""
+    full = {(1 << 64) - 1, '255.255.255.255'}
+    return tuple(sorted((k, v[0] if isinstance(v, tuple) and v[1] in full
+                         else v) for k, v in items))
+
+
 # --- the tests --------------------------------------------------------------
 
 def test_handlers_are_bound_to_the_events_and_states_switches_send(shell):
@@ -320,6 +409,12 @@ def test_handlers_are_bound_to_the_events_and_states_switches_send(shell):
             (ev.EventOFPBarrierReply, C): ['on_barrier'],
             (ev.EventOFPBarrierReply, M): ['on_barrier'],
             (ev.EventOFPPortStatsReply, M): ['on_port_stats'],
+            # a connecting switch's table and ports, before or after the
+            # port description moves it to MAIN
+            (ev.EventOFPFlowStatsReply, C): ['on_flow_stats'],
+            (ev.EventOFPFlowStatsReply, M): ['on_flow_stats'],
+            (ev.EventOFPPortDescStatsReply, C): ['on_port_desc'],
+            (ev.EventOFPPortDescStatsReply, M): ['on_port_desc'],
             (ev.EventOFPStateChange, D): ['on_dead'],
             (ev.EventOFPStateChange, M): [],
             # a port down or back up reroutes (faults); the switches
@@ -600,6 +695,8 @@ def test_the_launcher_runs_the_app_under_each_framework(name, tmp_path):
     switch = None
     try:
         client = channel.ControlClient(sock, 5.0).connect(wait_s=20)
+        # the channel sets rules in every switch: its owner's only
+        assert os.stat(sock).st_mode & 0o777 == 0o600
         st = client.status()
         assert (st['switches'], st['connected'], st['policy']) == \
             (2, 0, None)

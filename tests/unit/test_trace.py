@@ -265,7 +265,7 @@ def test_trace_keys_reach_the_spec(tmp_path):
     ({'start_s': 'soon'}, r"trace: start_s: must be a number, got 'soon'"),
     ({'skip': 1.5}, r'trace: skip: must be an integer, got 1.5'),
     ({'limit': 0}, r'trace: limit: must be >= 1, got 0'),
-    ({'time_scale': -2}, r'trace: time_scale: must be > 0, got -2'),
+    ({'time_scale': -2}, r'trace: time_scale: must be >= 0, got -2'),
     ({'size_scale': 'big'}, r"trace: size_scale: must be a number, got "
                             r"'big'"),
     ({'racks': 'modulo'}, r"trace: racks: must be one of strict, wrap, got "

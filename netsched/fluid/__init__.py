@@ -9,12 +9,15 @@ Flows are given by path id into a path table (P, H) of link indices,
 padded with -1. Flows of one class on one path get identical max-min
 rates, so they are filled as one group weighted by their number: the
 cost per call grows with the number of distinct (class, path) pairs, not
-of flows. Everything is numpy; there is no per-flow Python loop.
+of flows. Everything is numpy; there is no per-flow Python loop. Where
+a C compiler is at hand the filling runs compiled instead
+(:mod:`netsched.fluid.kernels`, per flow, giving the same bits).
 """
 import numpy as np
 
-from . import routing
-from . import topology as topo
+from . import kernels
+from .. import routing
+from .. import topology as topo
 
 REL_TOL = 1e-9
 FEW_LEVELS = 32        # up to this many classes, no link -> group index
@@ -152,7 +155,6 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
         return rate, np.zeros(len(capacity))
     L = len(capacity)
     cap = np.r_[np.asarray(capacity, float), np.inf]
-    pl = np.where(path_links >= 0, path_links, L)
     residual = cap.copy()
     if explicit is not None:
         e = np.nan_to_num(np.asarray(explicit, float), nan=0.0,
@@ -160,7 +162,8 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
         sel = np.flatnonzero(e > 0)
         if len(sel):
             e = e[sel]
-            fl = pl[flow_path[sel]]
+            fl = path_links[flow_path[sel]]
+            fl = np.where(fl >= 0, fl, L)
             load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
                                minlength=L + 1)
             with np.errstate(divide='ignore', invalid='ignore'):
@@ -173,6 +176,13 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
             residual[L] = np.inf
             rate[sel] += e
     key = np.asarray(flow_key, dtype=np.int64)
+    frate = kernels.maxmin(path_links, flow_path, key, residual, cap,
+                           REL_TOL)
+    if frate is not None:                     # compiled: the same bits
+        if explicit is not None:              # else rate is 0 (+ 0 = x)
+            frate += rate
+        return frate, np.maximum(cap[:L] - residual[:L], 0.0)
+    pl = np.where(path_links >= 0, path_links, L)
     P = len(path_links)
     gid = key * P + flow_path
     span = int(key.max()) * P + P if F else 0
@@ -290,6 +300,28 @@ class Network:
             self.max_hops = max(self.max_hops, len(links))
         self._cache[key] = pid
         return pid
+
+    def path_ids(self, src, dst, sport, dport):
+        """:meth:`path_id` of many flows, hosts given by index into
+        ``hosts``: (n,) int64. On a big switch in one pass (ids are given
+        to new host pairs in the order they first appear, as one call
+        per flow would give them)."""
+        hosts = self.hosts
+        nh = len(hosts)
+        if not self.big_switch or nh * nh > 1 << 22:
+            return np.array([self.path_id(hosts[s], hosts[d], sp, dp)
+                             for s, d, sp, dp in zip(src, dst, sport, dport)],
+                            np.int64)
+        pair = getattr(self, '_pair_pid', None)
+        if pair is None:
+            pair = self._pair_pid = np.full(nh * nh, -1, np.int64)
+        code = np.asarray(src, np.int64) * nh + np.asarray(dst, np.int64)
+        new = code[pair[code] < 0]
+        if len(new):
+            u, first = np.unique(new, return_index=True)
+            for c in u[np.argsort(first)].tolist():
+                pair[c] = self.path_id(hosts[c // nh], hosts[c % nh])
+        return pair[code]
 
     def _edge(self, host):
         return next(iter(self.g[host]))

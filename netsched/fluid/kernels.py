@@ -1,0 +1,643 @@
+"""Compiled kernels for the simulator's hot loops, with the numpy code
+they replace as the fallback.
+
+The rate allocation (:func:`fluid.allocate`) is progressive filling: a
+loop of rounds, each freezing the links with the smallest fair share.
+In numpy every round costs a score of array calls whatever its size, and
+the Facebook trace needs a few hundred rounds at each of its 9,000
+allocations; a C loop does a round in microseconds. The kernels do the
+same floating-point operations in the same order as the numpy code (no
+fused multiply-add, no reassociation: ``-ffp-contract=off``, no
+``-ffast-math``), so they give the same bits, and the simulator's event
+logs stay identical (tests/unit/test_kernels.py checks them against the
+numpy path on random inputs; benchmarks/sim_identity.py on whole runs).
+
+The C source below is compiled on first use with the system's C
+compiler (``$CC``, else ``cc``) into a per-user cache
+(``$NETSCHED_CACHE``, else ``$XDG_CACHE_HOME/netsched``, else
+``~/.cache/netsched``) and loaded with ctypes: nothing to install, and a
+machine without a compiler runs the numpy path (same results, slower).
+``NETSCHED_KERNELS=off`` in the environment netsched starts in forces
+the numpy path (tests set ``kernels.OFF``).
+"""
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+SOURCE = r'''
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Work arrays of one allocation: per link (L), per path (P), per flow
+   (F); groups (flows of one level on one path) number at most F. */
+typedef struct {
+    double *n;           /* live flows per link (zero between levels) */
+    int64_t *off, *end;  /* a link's slice of lst */
+    int64_t *touched, *used, *full;
+    char *isfull;
+    int64_t *lst;        /* groups per link, G * H */
+    char *active;        /* per group */
+    int64_t *gidx;       /* path -> group of this level, -1: none */
+    int64_t *gpath;      /* group -> path */
+    double *gw;          /* group -> its number of flows */
+    double *grate;       /* group -> rate */
+    int64_t *gl;         /* group -> its links, H each, -1 padded */
+    int64_t H;
+    int64_t *fgroup;     /* flow (position in its level) -> group */
+} work;
+
+/* The rounds of progressive filling over the links used[0..nused)
+   (live counts in n): every round the smallest share over them, added to
+   the level; the links within rel_tol of full (and the one with that
+   share) are full, and freeze(l, level) removes what crosses each of
+   them from the other links' counts. fluid's _fill, operation for
+   operation. */
+static void rounds(int64_t nused, double *res, const double *cap,
+                   double rel_tol,
+                   void (*freeze)(int64_t, double, work *), work *w)
+{
+    int64_t i;
+    double level = 0.0;
+    while (nused > 0) {
+        /* the smallest share; ties: the lowest link index (numpy's
+           argmin over links in index order) */
+        int64_t bl = -1;
+        double bs = 0.0;
+        for (i = 0; i < nused; i++) {
+            int64_t l = w->used[i];
+            double s = res[l] / w->n[l];
+            if (bl < 0 || s < bs || (s == bs && l < bl)) {
+                bs = s;
+                bl = l;
+            }
+        }
+        double inc = (0.0 > bs) ? 0.0 : bs;
+        level += inc;
+        int64_t nf = 0;
+        for (i = 0; i < nused; i++) {
+            int64_t l = w->used[i];
+            res[l] -= inc * w->n[l];
+            if (res[l] <= rel_tol * cap[l]) {
+                w->full[nf++] = l;
+                w->isfull[l] = 1;
+            }
+        }
+        if (!w->isfull[bl]) {               /* numerical guard */
+            w->full[nf++] = bl;
+            w->isfull[bl] = 1;
+        }
+        for (i = 0; i < nf; i++)
+            res[w->full[i]] = 0.0;
+        for (i = 0; i < nf; i++)
+            freeze(w->full[i], level, w);
+        for (i = 0; i < nf; i++) {
+            w->n[w->full[i]] = 0.0;
+            w->isfull[w->full[i]] = 0;
+        }
+        for (i = 0; i < nused; ) {
+            if (w->n[w->used[i]] > 0.5)
+                i++;
+            else
+                w->used[i] = w->used[--nused];
+        }
+    }
+}
+
+/* Freezing by groups: the groups on link l that are still live get the
+   level, and leave their other links' counts. */
+static void freeze_groups(int64_t l, double level, work *w)
+{
+    int64_t j, h, H = w->H;
+    for (j = w->off[l]; j < w->end[l]; j++) {
+        int64_t g = w->lst[j];
+        if (!w->active[g])
+            continue;
+        w->active[g] = 0;
+        w->grate[g] = level;
+        const int64_t *p = w->gl + g * H;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->n[p[h]] -= w->gw[g];
+    }
+}
+
+/* Progressive filling of the groups 0..ng of one priority level (their
+   links in gl, their flows in gw): fluid's _fill. Groups crossing a
+   link that is already full get nothing (fluid's _by_level). */
+static void fill(int64_t ng, int64_t H, double *res, const double *cap,
+                 double rel_tol, work *w)
+{
+    int64_t nt = 0, i, h, g;
+    const int64_t *gl = w->gl;
+    w->H = H;
+    for (g = 0; g < ng; g++) {
+        const int64_t *p = gl + g * H;
+        int ok = 1;
+        w->grate[g] = 0.0;
+        w->active[g] = 0;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0 && res[p[h]] <= 0.0) { ok = 0; break; }
+        if (!ok)
+            continue;
+        w->active[g] = 1;
+        for (h = 0; h < H; h++) {
+            int64_t l = p[h];
+            if (l < 0)
+                continue;
+            if (w->n[l] == 0.0) {
+                w->touched[nt++] = l;
+                w->off[l] = 0;
+            }
+            w->n[l] += w->gw[g];
+            w->off[l]++;                    /* groups on the link */
+        }
+    }
+    if (nt == 0)
+        return;
+    /* the groups on each link, as slices of lst */
+    int64_t acc = 0;
+    for (i = 0; i < nt; i++) {
+        int64_t l = w->touched[i], c = w->off[l];
+        w->off[l] = w->end[l] = acc;
+        acc += c;
+        w->used[i] = l;
+    }
+    for (g = 0; g < ng; g++) {
+        if (!w->active[g])
+            continue;
+        const int64_t *p = gl + g * H;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->lst[w->end[p[h]]++] = g;
+    }
+    rounds(nt, res, cap, rel_tol, freeze_groups, w);
+}
+
+/* One level: the flows order[a..b) (order NULL: the flows a..b), grouped
+   by path, filled, and each flow given its group's rate. */
+static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
+                  const int64_t *pt, const int64_t *fpath, double *res,
+                  const double *cap, double rel_tol, double *rate, work *w)
+{
+    int64_t ng = 0, i;
+    for (i = a; i < b; i++) {
+        int64_t f = order ? order[i] : i, p = fpath[f], g = w->gidx[p];
+        if (g < 0) {
+            g = w->gidx[p] = ng++;
+            w->gpath[g] = p;
+            w->gw[g] = 0.0;
+            memcpy(w->gl + g * H, pt + p * H, H * sizeof(int64_t));
+        }
+        w->gw[g] += 1.0;
+        w->fgroup[i - a] = g;
+    }
+    fill(ng, H, res, cap, rel_tol, w);
+    for (i = a; i < b; i++)
+        rate[order ? order[i] : i] = w->grate[w->fgroup[i - a]];
+    for (i = 0; i < ng; i++)
+        w->gidx[w->gpath[i]] = -1;
+}
+
+/* The work arrays, kept from call to call (grown as needed, never
+   shrunk): fresh ones would cost page faults at every allocation. n and
+   isfull are zero and gidx is -1 between calls. Not for concurrent
+   callers (kernels.py holds a lock). */
+static work W;
+static int64_t capL = 0, capP = 0, capF = 0, capH = 0, capK = 0;
+static int64_t *S_order = NULL, *S_count = NULL;
+
+static int grow(void **p, int64_t n, size_t item)
+{
+    void *q = realloc(*p, (n > 0 ? n : 1) * item);
+    if (!q)
+        return 0;
+    *p = q;
+    return 1;
+}
+
+static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
+{
+    int64_t i;
+    if (L > capL) {
+        int64_t n = L + L / 2;
+        if (!grow((void **)&W.n, n, sizeof(double)) ||
+            !grow((void **)&W.off, n, sizeof(int64_t)) ||
+            !grow((void **)&W.end, n, sizeof(int64_t)) ||
+            !grow((void **)&W.touched, n, sizeof(int64_t)) ||
+            !grow((void **)&W.used, n, sizeof(int64_t)) ||
+            !grow((void **)&W.full, n, sizeof(int64_t)) ||
+            !grow((void **)&W.isfull, n, 1))
+            return 0;
+        for (i = capL; i < n; i++) {
+            W.n[i] = 0.0;
+            W.isfull[i] = 0;
+        }
+        capL = n;
+    }
+    if (P > capP) {
+        int64_t n = P + P / 2;
+        if (!grow((void **)&W.gidx, n, sizeof(int64_t)))
+            return 0;
+        for (i = capP; i < n; i++)
+            W.gidx[i] = -1;
+        capP = n;
+    }
+    if (F > capF || H > capH) {
+        int64_t n = F + F / 2, h = H > capH ? H : capH;
+        if (!grow((void **)&W.lst, n * h + 1, sizeof(int64_t)) ||
+            !grow((void **)&W.active, n, 1) ||
+            !grow((void **)&W.gpath, n, sizeof(int64_t)) ||
+            !grow((void **)&W.gw, n, sizeof(double)) ||
+            !grow((void **)&W.grate, n, sizeof(double)) ||
+            !grow((void **)&W.fgroup, n, sizeof(int64_t)) ||
+            !grow((void **)&W.gl, n * h, sizeof(int64_t)) ||
+            !grow((void **)&S_order, n, sizeof(int64_t)))
+            return 0;
+        capF = n;
+        capH = h;
+    }
+    if (K + 1 > capK) {
+        int64_t n = K + 1 + K / 2;
+        if (!grow((void **)&S_count, n, sizeof(int64_t)))
+            return 0;
+        capK = n;
+    }
+    return 1;
+}
+
+/* Strict priority levels (ascending key), max-min fair inside each:
+   fluid's allocate after its explicit reservations. pt: (P, H) path
+   table, -1 padded; res: (L,) residual capacity, reduced in place; rate:
+   (F,) out. order: the flows sorted by key (stable), or NULL to sort
+   them here by counting (returns 1 if the keys' range is too wide for
+   that: the caller sorts); -1 if out of memory. */
+int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
+              const int64_t *fpath, const int64_t *key,
+              const int64_t *order_in, double *res, const double *cap,
+              double rel_tol, double *rate)
+{
+    int64_t i, K = 0, kmin = 0;
+    const int64_t *order = order_in;
+    int one = 0;
+    if (F == 0)
+        return 0;
+    if (order == NULL) {
+        int64_t kmax = key[0];
+        kmin = key[0];
+        for (i = 1; i < F; i++) {
+            if (key[i] < kmin) kmin = key[i];
+            if (key[i] > kmax) kmax = key[i];
+        }
+        if (kmax - kmin > 4 * F + 65536)
+            return 1;
+        one = kmin == kmax;                 /* one level: no sort */
+        K = one ? 0 : kmax - kmin + 1;
+    }
+    if (!reserve(L, P, F, H, K))
+        return -1;
+    if (order == NULL && !one) {
+        int64_t *count = S_count, *o = S_order;
+        for (i = 0; i <= K; i++)
+            count[i] = 0;
+        for (i = 0; i < F; i++)
+            count[key[i] - kmin + 1]++;
+        for (i = 0; i < K; i++)
+            count[i + 1] += count[i];
+        for (i = 0; i < F; i++)
+            o[count[key[i] - kmin]++] = i;
+        order = o;
+    }
+    if (one)
+        level(NULL, 0, F, H, pt, fpath, res, cap, rel_tol, rate, &W);
+    else {
+        int64_t a = 0;
+        while (a < F) {
+            int64_t b = a + 1;
+            while (b < F && key[order[b]] == key[order[a]])
+                b++;
+            level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate, &W);
+            a = b;
+        }
+    }
+    return 0;
+}
+
+/* The active flows ran dt at their rates (sim/flows.py, FlowTable.send):
+   rem -= rate * dt / 8, and each flow's bytes added to its coflow's
+   entry of acc (zeros on entry) in flow order, as numpy's bincount adds
+   them. */
+void ns_send(int64_t F, const double *rate, double *rem, const int64_t *cof,
+             double dt, double *acc)
+{
+    for (int64_t i = 0; i < F; i++) {
+        double s = rate[i] * dt / 8.0;
+        rem[i] -= s;
+        acc[cof[i]] += s;
+    }
+}
+
+/* ns_send, then the positions of the flows done at now (ns_done's test)
+   in the same pass; returns how many. */
+int64_t ns_send_done(int64_t F, const double *rate, double *rem,
+                     const int64_t *cof, double dt, double *acc,
+                     const double *start, double now, double rel_tol,
+                     double resolution, int64_t *done_pos)
+{
+    int64_t nd = 0;
+    for (int64_t i = 0; i < F; i++) {
+        double s = rate[i] * dt / 8.0;
+        rem[i] -= s;
+        acc[cof[i]] += s;
+        double win = rel_tol * (now - start[i]);
+        if (!(win >= resolution))
+            win = resolution;
+        double lim = rate[i] * win / 8.0;
+        if (!(lim >= 1e-6))
+            lim = 1e-6;
+        if (rem[i] <= lim)
+            done_pos[nd++] = i;
+    }
+    return nd;
+}
+
+/* Time until the first moving flow finishes at its rate (rem * 8 / rate,
+   the smallest over flows with rate > 0) into *out; returns 0 if none
+   moves. */
+int ns_first_finish(int64_t F, const double *rate, const double *rem,
+                    double *out)
+{
+    int any = 0;
+    double best = 0.0;
+    for (int64_t i = 0; i < F; i++) {
+        if (rate[i] > 0) {
+            double t = rem[i] * 8.0 / rate[i];
+            if (!any || t < best) {
+                best = t;
+                any = 1;
+            }
+        }
+    }
+    *out = best;
+    return any;
+}
+
+/* The positions of the flows done at now (FlowTable.finish's test:
+   rem <= max(rate * max(rel_tol * (now - start), resolution) / 8, 1e-6))
+   into done_pos, in order; returns how many. */
+int64_t ns_done(int64_t F, const double *rem, const double *rate,
+                const double *start, double now, double rel_tol,
+                double resolution, int64_t *done_pos)
+{
+    int64_t nd = 0;
+    for (int64_t i = 0; i < F; i++) {
+        double win = rel_tol * (now - start[i]);
+        if (!(win >= resolution))
+            win = resolution;
+        double lim = rate[i] * win / 8.0;
+        if (!(lim >= 1e-6))
+            lim = 1e-6;
+        if (rem[i] <= lim)
+            done_pos[nd++] = i;
+    }
+    return nd;
+}
+
+/* Drop the rows done_pos (ascending) from the ncol columns (8-byte
+   items) in place, keeping the others' order: rows before the first one
+   done stay where they are. */
+void ns_compact(int64_t F, int64_t nd, const int64_t *done_pos,
+                int64_t ncol, int64_t **col)
+{
+    if (nd == 0)
+        return;
+    for (int64_t c = 0; c < ncol; c++) {
+        int64_t *x = col[c], k = done_pos[0];
+        for (int64_t d = 0; d < nd; d++) {
+            /* the run of kept rows after the d-th one done */
+            int64_t a = done_pos[d] + 1, b = d + 1 < nd ? done_pos[d + 1] : F;
+            if (b > a) {
+                memmove(x + k, x + a, (b - a) * sizeof(int64_t));
+                k += b - a;
+            }
+        }
+    }
+}
+'''
+
+FLAGS = ['-O2', '-fPIC', '-shared', '-ffp-contract=off', '-fno-fast-math',
+         '-std=c99']
+
+_lib = None
+_tried = False
+_LOCK = threading.Lock()
+why_not = None          # why the numpy path runs, when it does
+
+
+def _cache_dir():
+    d = os.environ.get('NETSCHED_CACHE')
+    if not d:
+        base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
+            os.path.expanduser('~'), '.cache')
+        d = os.path.join(base, 'netsched')
+    return d
+
+
+def _build():
+    """Compile (or find compiled) and load the kernels; None if not."""
+    global why_not
+    cc = os.environ.get('CC') or shutil.which('cc') or shutil.which('gcc')
+    if not cc:
+        why_not = 'no C compiler (cc or $CC)'
+        return None
+    tag = hashlib.sha256('\0'.join([SOURCE, cc, sys.platform] + FLAGS)
+                         .encode()).hexdigest()[:16]
+    d = _cache_dir()
+    so = os.path.join(d, 'kernels-%s.so' % tag)
+    try:
+        if not os.path.exists(so):
+            os.makedirs(d, exist_ok=True)
+            # compiled beside its final name, then renamed: processes
+            # started together never load a half-written library
+            fd, tmp = tempfile.mkstemp(suffix='.so', dir=d)
+            os.close(fd)
+            src = tmp[:-3] + '.c'
+            with open(src, 'w') as f:
+                f.write(SOURCE)
+            try:
+                r = subprocess.run([cc] + FLAGS + ['-o', tmp, src],
+                                   capture_output=True, text=True)
+                if r.returncode:
+                    why_not = 'compiling failed: %s' % r.stderr.strip()[:300]
+                    os.remove(tmp)
+                    return None
+                os.replace(tmp, so)
+            finally:
+                if os.path.exists(src):
+                    os.remove(src)
+        lib = ctypes.CDLL(so)
+    except OSError as e:
+        why_not = 'cannot build or load %s: %s' % (so, e)
+        return None
+    p, i = ctypes.c_void_p, ctypes.c_int64
+    lib.ns_maxmin.argtypes = [i, i, i, i, p, p, p, p, p, p, ctypes.c_double,
+                              p]
+    lib.ns_maxmin.restype = ctypes.c_int
+    d = ctypes.c_double
+    lib.ns_send.argtypes = [i, p, p, p, d, p]
+    lib.ns_send.restype = None
+    lib.ns_send_done.argtypes = [i, p, p, p, d, p, p, d, d, d, p]
+    lib.ns_send_done.restype = i
+    lib.ns_first_finish.argtypes = [i, p, p, p]
+    lib.ns_first_finish.restype = ctypes.c_int
+    lib.ns_done.argtypes = [i, p, p, p, d, d, d, p]
+    lib.ns_done.restype = i
+    lib.ns_compact.argtypes = [i, i, p, i, p]
+    lib.ns_compact.restype = None
+    return lib
+
+
+# NETSCHED_KERNELS=off, read once: every call would pay for the lookup
+OFF = os.environ.get('NETSCHED_KERNELS', '').lower() in ('off', '0', 'no')
+
+
+def lib():
+    """The loaded kernels, or None (then the numpy path runs; why_not
+    says why)."""
+    global _lib, _tried, why_not
+    if OFF:
+        why_not = 'NETSCHED_KERNELS=off'
+        return None
+    if not _tried:
+        _tried = True
+        _lib = _build()
+    return _lib
+
+
+def _ptr(a):
+    """The address of a contiguous array's data (from_buffer is the
+    cheaper way, for writable arrays)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):
+        return a.ctypes.data
+
+
+def _plain(dtypes, *arrays):
+    """Whether the kernels can take these arrays as they are: contiguous,
+    of one of ``dtypes`` (anything else goes the numpy way)."""
+    return all(isinstance(a, np.ndarray) and a.flags.c_contiguous
+               and a.dtype in dtypes for a in arrays)
+
+
+F64, I64 = (np.float64,), (np.int64,)
+
+
+def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
+    """Per-flow max-min rates under strict priority by ``flow_key``
+    (lower first): fluid.allocate's filling, compiled. ``residual``:
+    (L + 1,) float64, the last entry a dummy link, reduced in place;
+    ``capacity`` likewise. None if the kernels are not available."""
+    k = lib()
+    if k is None:
+        return None
+    F = len(flow_path)
+    rate = np.empty(F)                  # every flow's is written
+    if F == 0:
+        return rate
+    pt = np.ascontiguousarray(path_links, dtype=np.int64)
+    fp = np.ascontiguousarray(flow_path, dtype=np.int64)
+    key = np.ascontiguousarray(flow_key, dtype=np.int64)
+    assert residual.dtype == np.float64 and residual.flags.c_contiguous
+    cap = np.ascontiguousarray(capacity, dtype=np.float64)
+    args = [F, pt.shape[1], len(residual), len(pt), _ptr(pt), _ptr(fp),
+            _ptr(key)]
+    rest = [_ptr(residual), _ptr(cap), float(rel_tol), _ptr(rate)]
+    with _LOCK:                         # the kernels' work arrays
+        rc = k.ns_maxmin(*args, None, *rest)
+        if rc == 1:                     # keys too spread to count
+            order = np.argsort(key, kind='stable')
+            rc = k.ns_maxmin(*args, _ptr(order), *rest)
+    if rc:
+        raise MemoryError('ns_maxmin: out of memory')
+    return rate
+
+
+def send(rate, rem, cof, dt, ncoflows):
+    """FlowTable.send's step, compiled: ``rem`` reduced in place by
+    rate * dt / 8; returns the (ncoflows,) bytes sent per coflow (as
+    numpy's bincount sums them). None without the kernels."""
+    k = lib()
+    if k is None or not (_plain(F64, rate, rem) and _plain(I64, cof)):
+        return None
+    acc = np.zeros(ncoflows)
+    k.ns_send(len(rem), _ptr(rate), _ptr(rem), _ptr(cof), float(dt),
+              _ptr(acc))
+    return acc
+
+
+def send_done(rate, rem, cof, dt, ncoflows, start, now, rel_tol,
+              resolution):
+    """:func:`send`, then :func:`done` at ``now``, in one pass: (bytes
+    per coflow, positions done); None without the kernels."""
+    k = lib()
+    if k is None or not (_plain(F64, rate, rem, start) and _plain(I64, cof)):
+        return None
+    acc = np.zeros(ncoflows)
+    out = np.empty(len(rem), np.int64)
+    nd = k.ns_send_done(len(rem), _ptr(rate), _ptr(rem), _ptr(cof),
+                        float(dt), _ptr(acc), _ptr(start), float(now),
+                        float(rel_tol), float(resolution), _ptr(out))
+    return acc, out[:nd]
+
+
+def first_finish(rate, rem):
+    """FlowTable.first_finish_s, compiled: (found, seconds); None
+    without the kernels."""
+    k = lib()
+    if k is None or not _plain(F64, rate, rem):
+        return None
+    out = ctypes.c_double()
+    found = k.ns_first_finish(len(rem), _ptr(rate), _ptr(rem),
+                              ctypes.addressof(out))
+    return bool(found), out.value
+
+
+def done(rem, rate, start, now, rel_tol, resolution):
+    """FlowTable.finish's test, compiled: the positions of the flows done
+    at ``now``, ascending; None without the kernels."""
+    k = lib()
+    if k is None or not _plain(F64, rem, rate, start):
+        return None
+    out = np.empty(len(rem), np.int64)
+    nd = k.ns_done(len(rem), _ptr(rem), _ptr(rate), _ptr(start),
+                   float(now), float(rel_tol), float(resolution),
+                   _ptr(out))
+    return out[:nd]
+
+
+def compact(cols, pos):
+    """The columns ``cols`` (equal lengths, contiguous, 8-byte items)
+    without the rows ``pos`` (ascending), compacted in place: returns
+    views of them, or None without the kernels (nothing changed). Rows
+    before the first one dropped are not touched."""
+    k = lib()
+    if k is None or not (_plain(F64 + I64, *cols) and _plain(I64, pos)):
+        return None
+    F = len(cols[0])
+    # columns that share memory would be compacted twice
+    at = sorted(c.ctypes.data for c in cols)
+    if any(b - a < 8 * F for a, b in zip(at, at[1:])):
+        return None
+    if len(pos):
+        ptrs = ctypes.c_void_p * len(cols)
+        k.ns_compact(F, len(pos), _ptr(pos), len(cols),
+                     ptrs(*[_ptr(c) for c in cols]))
+    return [c[:F - len(pos)] for c in cols]

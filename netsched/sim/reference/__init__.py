@@ -1,0 +1,51 @@
+"""Reference models: the simulator run by another tool's rules, so that
+netsched reproduces that tool's published numbers (experiment key
+``model``; docs/experiment-format.md).
+
+``maxmin`` is netsched's own simulator (netsched.sim.engine: max-min
+fair, work-conserving, event-driven) and has no module here. Every other
+model is one module ``<model>.py`` with ``POLICIES`` ({netsched policy
+name: which of the tool's schedulers it runs}) and ``run(exp, coflows,
+racks, log, say)``, which writes the same event log a trace run on the
+engine writes and returns the run's end time (s). A model runs a
+coflow trace on a big switch only (pipeline.experiment checks that).
+"""
+import importlib
+
+from ...errors import ConfigError
+
+MODELS = ('maxmin', 'coflowsim', 'sincronia')
+DEFAULT = 'maxmin'
+
+
+def module(name):
+    """The module of reference model ``name`` (imported on first use)."""
+    if name not in MODELS or name == DEFAULT:
+        raise ConfigError('model: no reference module for %r (the reference '
+                          'models are %s)' % (name, ', '.join(MODELS[1:])))
+    try:
+        return importlib.import_module('.' + name, __name__)
+    except ModuleNotFoundError as e:
+        if e.name != '%s.%s' % (__name__, name):
+            raise
+        raise ConfigError('model: %s is not available in this build (no '
+                          'module netsched/sim/reference/%s.py)'
+                          % (name, name)) from None
+
+
+def check(exp):
+    """The experiment's policy is one its model implements (a
+    ConfigError naming the model's list otherwise), and whatever else
+    the model's own ``check(exp)`` asks, if it has one: ``netsched
+    check`` and every run say it before anything starts."""
+    if exp.model == DEFAULT:
+        return
+    mod = module(exp.model)
+    if exp.policy not in mod.POLICIES:
+        raise ConfigError(
+            '%s: policy: model %s implements the policies %s; got %r'
+            % (exp.path or exp.name, exp.model, ', '.join(mod.POLICIES),
+               exp.policy))
+    more = getattr(mod, 'check', None)      # the model's own, if any
+    if more is not None:
+        more(exp)

@@ -1,0 +1,260 @@
+"""The compiled kernels (netsched.fluid.kernels): hand-worked cases, and the
+same bits as the numpy code they replace on random inputs (the event
+logs' identity rests on that)."""
+import numpy as np
+import pytest
+
+from netsched import fluid
+from netsched.fluid import kernels
+
+needs_kernels = pytest.mark.skipif(
+    kernels.lib() is None, reason='no compiled kernels: %s'
+    % kernels.why_not)
+
+
+def table(paths):
+    H = max([len(p) for p in paths] + [1])
+    t = np.full((len(paths), H), -1, np.int64)
+    for i, p in enumerate(paths):
+        t[i, :len(p)] = p
+    return t
+
+
+def maxmin(paths, keys, cap):
+    res = np.r_[np.asarray(cap, float), np.inf]
+    capx = res.copy()
+    rate = kernels.maxmin(table(paths), np.arange(len(paths)),
+                          np.asarray(keys, np.int64), res, capx,
+                          fluid.REL_TOL)
+    return rate, res[:-1]
+
+
+def numpy_allocate(monkeypatch, *args):
+    monkeypatch.setattr(kernels, 'OFF', True)
+    try:
+        return fluid.allocate(*args)
+    finally:
+        monkeypatch.setattr(kernels, 'OFF', False)
+
+
+@needs_kernels
+def test_maxmin_two_links_by_hand():
+    # link 0 (10) carries x and y, link 1 (4) carries y and z: link 1's
+    # share 4 / 2 = 2 is the smaller (link 0's is 10 / 2 = 5), so y and
+    # z get 2 and x the 10 - 2 = 8 left on link 0
+    rate, res = maxmin([[0], [0, 1], [1]], [0, 0, 0], [10.0, 4.0])
+    assert rate.tolist() == [8.0, 2.0, 2.0]
+    assert res.tolist() == [0.0, 0.0]
+
+
+@needs_kernels
+def test_maxmin_priority_by_hand():
+    # y (key 0) goes first, alone: min(10, 4) = 4, which fills link 1;
+    # z (key 1) crosses the full link 1 and gets nothing; x (key 1) gets
+    # the 10 - 4 = 6 left on link 0
+    rate, res = maxmin([[0], [0, 1], [1]], [1, 0, 1], [10.0, 4.0])
+    assert rate.tolist() == [6.0, 4.0, 0.0]
+    # keys need not be dense nor small: the same order, the same rates
+    rate2, _ = maxmin([[0], [0, 1], [1]], [10 ** 12, -5, 10 ** 12],
+                      [10.0, 4.0])
+    assert rate2.tolist() == rate.tolist()
+
+
+@needs_kernels
+def test_maxmin_flow_on_no_link_gets_nothing():
+    # a flow whose path has no link (-1 only) is never frozen: rate 0;
+    # the other two share link 0's 6
+    rate, _ = maxmin([[], [0], [0]], [0, 0, 0], [6.0])
+    assert rate.tolist() == [0.0, 3.0, 3.0]
+
+
+@needs_kernels
+def test_maxmin_equal_shares_freeze_together():
+    # links 0 and 1 (cap 6 each) both have 3 flows: share 2 everywhere,
+    # all freeze in the first round at 2
+    rate, res = maxmin([[0], [0], [0, 1], [1], [1]], [0] * 5, [6.0, 6.0])
+    assert rate.tolist() == [2.0, 2.0, 2.0, 2.0, 2.0]
+    assert res.tolist() == [0.0, 0.0]
+
+
+def _random_instance(rng):
+    L = int(rng.integers(1, 14))
+    P = int(rng.integers(1, 12))
+    H = int(rng.integers(1, 5))
+    F = int(rng.integers(0, 60))
+    t = np.full((P, H), -1, np.int64)
+    for p in range(P):
+        h = int(rng.integers(0, min(H, L) + 1))
+        t[p, :h] = rng.choice(L, size=h, replace=False)
+    path = rng.integers(0, P, F)
+    # few classes, many, or a spread too wide to count (argsort path)
+    key = rng.integers(0, int(rng.choice([1, 3, 50])), F) * int(
+        rng.choice([1, 1, 10 ** 7]))
+    # few distinct capacities: ties between links' shares are common
+    cap = rng.choice([1.0, 2.0, 3.0, 7.3, 10.0], size=L) * float(
+        rng.choice([1.0, 2.0 ** 30]))
+    explicit = None
+    if rng.random() < 0.3:
+        explicit = np.where(rng.random(F) < 0.5,
+                            rng.random(F) * 1.5 * cap.max(), np.nan)
+    return t, path, key, cap, explicit
+
+
+@needs_kernels
+def test_allocate_same_bits_as_numpy_on_random_inputs(monkeypatch):
+    rng = np.random.default_rng(28)
+    for _ in range(1500):
+        args = _random_instance(rng)
+        want_rate, want_load = numpy_allocate(monkeypatch, *args)
+        rate, load = fluid.allocate(*args)
+        assert np.array_equal(rate, want_rate), args
+        assert np.array_equal(load, want_load), args
+
+
+@needs_kernels
+def test_allocate_same_bits_on_a_fat_tree(monkeypatch):
+    # many rounds: 400 flows on random ECMP paths of a k=4 fat-tree
+    from netsched import topology
+    g = topology.fat_tree(4, link_bps=10e9)
+    net = fluid.Network(g)
+    hosts = topology.hosts(g)
+    rng = np.random.default_rng(5)
+    path = np.array([net.path_id(hosts[a], hosts[b], int(s), 80)
+                     for a, b, s in zip(rng.integers(0, 16, 400),
+                                        rng.integers(0, 16, 400),
+                                        rng.integers(1000, 2000, 400))
+                     if a != b])
+    for keys in (np.zeros(len(path), np.int64),
+                 rng.integers(0, 8, len(path)),
+                 rng.integers(0, 300, len(path))):
+        args = (net.table(), path, keys, net.capacity, None)
+        want = numpy_allocate(monkeypatch, *args)
+        got = fluid.allocate(*args)
+        assert np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1])
+
+
+@needs_kernels
+def test_step_kernels_same_bits_as_numpy():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        F, C = int(rng.integers(0, 80)), int(rng.integers(1, 9))
+        rate = rng.random(F) * 1e9 * (rng.random(F) < 0.8)
+        rem = rng.random(F) * 1e6 + 1e-7 * (rng.random(F) < 0.2)
+        cof = rng.integers(0, C, F)
+        dt = float(rng.random() * 1e-2)
+        # send: rem -= rate * dt / 8, per coflow summed as bincount does
+        want_rem = rem - rate * dt / 8.0
+        want_acc = np.bincount(cof, weights=rate * dt / 8.0, minlength=C)
+        got_rem = rem.copy()
+        acc = kernels.send(rate, got_rem, cof, dt, C)
+        assert np.array_equal(got_rem, want_rem)
+        assert np.array_equal(acc, want_acc)
+        # first finish: the smallest rem * 8 / rate of the moving flows
+        moving = rate > 0
+        found, t = kernels.first_finish(rate, rem)
+        assert found == bool(moving.any())
+        if found:
+            assert t == (rem[moving] * 8.0 / rate[moving]).min()
+        # finish: FlowTable.finish's coalescing test, then the compaction
+        start = rng.random(F) * 5.0
+        now, tol, res = 5.0 + float(rng.random()), 1e-3, 1e-6
+        window = np.maximum(tol * (now - start), res)
+        done = rem <= np.maximum(rate * window / 8.0, 1e-6)
+        pos = kernels.done(rem, rate, start, now, tol, res)
+        assert pos.tolist() == np.flatnonzero(done).tolist()
+        # send then test, in one pass: the same as the two
+        r2 = rem.copy()
+        acc2, pos2 = kernels.send_done(rate, r2, cof, dt, C, start, now,
+                                       tol, res)
+        assert np.array_equal(r2, want_rem)
+        assert np.array_equal(acc2, want_acc)
+        w2 = want_rem <= np.maximum(rate * window / 8.0, 1e-6)
+        assert pos2.tolist() == np.flatnonzero(w2).tolist()
+        ids = rng.permutation(F).astype(np.int64)
+        want = [ids[~done], rem[~done], cof[~done]]
+        cols = [ids.copy(), rem.copy(), cof.copy()]
+        kept = kernels.compact(cols, pos)
+        for a, b, c in zip(kept, want, cols):
+            assert np.array_equal(a, b)
+            assert np.shares_memory(a, c) or not len(a)     # in place
+
+
+@needs_kernels
+def test_compact_by_hand():
+    # rows 1 and 3 of 5 dropped: [10, 11, 12, 13, 14] -> [10, 12, 14],
+    # row 0 (before the first dropped) left where it was
+    a = np.arange(10, 15, dtype=np.int64)
+    b = np.arange(5, dtype=np.float64) / 2
+    kept = kernels.compact([a, b], np.array([1, 3], np.int64))
+    assert kept[0].tolist() == [10, 12, 14]
+    assert kept[1].tolist() == [0.0, 1.0, 2.0]
+    # a column given twice (shared memory) is refused: None, untouched
+    c = np.arange(4, dtype=np.int64)
+    assert kernels.compact([c, c], np.array([0], np.int64)) is None
+    assert c.tolist() == [0, 1, 2, 3]
+
+
+def test_kernels_build_where_a_compiler_is():
+    # a machine with cc must get the compiled kernels (a compile error
+    # would otherwise only show as the numpy path's slowness)
+    import shutil
+    if not (shutil.which('cc') or shutil.which('gcc')):
+        pytest.skip('no C compiler')
+    assert kernels.lib() is not None, kernels.why_not
+
+
+def test_off_switch_runs_numpy(monkeypatch):
+    monkeypatch.setattr(kernels, 'OFF', True)
+    assert kernels.lib() is None
+    res = np.array([10.0, np.inf])
+    assert kernels.maxmin(table([[0]]), np.zeros(1, np.int64),
+                          np.zeros(1, np.int64), res, res.copy(),
+                          fluid.REL_TOL) is None
+    # and fluid.allocate still allocates (the numpy path): 10 / 2 each
+    rate, _ = fluid.allocate(table([[0], [0]]), np.arange(2),
+                             np.zeros(2, np.int64), np.array([10.0]))
+    assert rate.tolist() == [5.0, 5.0]
+
+
+def test_kernels_not_fed_arrays_they_cannot_read():
+    # a strided view or a float coflow index goes the numpy way (None)
+    a = np.arange(10.0)[::2]
+    assert kernels.first_finish(a, a) is None
+    assert kernels.send(np.ones(3), np.ones(3), np.zeros(3), 1.0, 1) is None
+
+
+def test_rate_estimate_same_bits_as_its_row_by_row_form():
+    # policies.base.rate_estimate goes hop by hop (per path where there
+    # are fewer paths than flows); the slowest link per flow, and so the
+    # estimate, is what gathering (F, H) rows and taking their minimum
+    # gave
+    from netsched.policies import base
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        P, H, L = (int(x) for x in (rng.integers(1, 30), rng.integers(1, 5),
+                                    rng.integers(1, 10)))
+        F, C = int(rng.integers(0, 60)), int(rng.integers(1, 6))
+        pl = np.full((P, H), -1, np.int64)
+        for p in range(P):
+            h = int(rng.integers(0, H + 1))
+            pl[p, :h] = rng.integers(0, L, h)
+        cap = rng.choice([1.0, 2.5, 1e9, 7.0], L)
+        fp = rng.integers(0, P, F)
+        fc = rng.integers(0, C, F)
+        fc[:min(C, F)] = np.arange(min(C, F))
+        snap = base.Snapshot(
+            t=0.0, queues=None, link_capacity=cap, path_links=pl,
+            flow_path=fp, flow_coflow=fc, flow_remaining=np.ones(F),
+            flow_sent=np.zeros(F),
+            flow_rate=rng.random(F) * (rng.random(F) < 0.5),
+            coflow_id=tuple(str(i) for i in range(C)),
+            coflow_arrival=np.zeros(C), coflow_sent=np.zeros(C))
+        fl = snap.flow_links
+        rows = np.where(fl >= 0, cap[np.maximum(fl, 0)], np.inf)
+        slowest = rows.min(axis=1, initial=np.inf)
+        slowest[~np.isfinite(slowest)] = 0.0
+        top = np.bincount(fc, weights=slowest, minlength=C) / 8.0
+        now = snap.coflow_rate() / 8.0
+        want = np.where(now > 0, now, top)
+        assert np.array_equal(base.rate_estimate(snap), want)
