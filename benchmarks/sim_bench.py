@@ -3,14 +3,32 @@
 synthetic DL workload of more than 10,000 flows (wall time).
 
     .venv/bin/python benchmarks/sim_bench.py [--trace PATH] [--limit N]
-        [--policies fair,varys,...] [--skip-fattree]
+        [--policies fair,varys,...] [--skip-fattree] [--reps N]
 
-Figures go to results/bench-sim.json as they arrive.
+Figures go to results/bench-sim.json as they arrive; each run's event
+log's sha256 is recorded (one model, one log: the digests agree across
+repetitions and across changes that keep the model).
+
+The scale section instead (only it runs):
+
+    .venv/bin/python benchmarks/sim_bench.py --scale 8,16,24,32
+
+runs a k-ary fat-tree for each k, every host busy with DL jobs of 16
+hosts (scale_jobs: parameter-server and ring all-reduce jobs, random
+placement, Poisson arrivals over 2 s, one iteration, per-flow fair
+sharing), each in a process of its own so that its peak memory
+(resource.getrusage maxrss) is its own. Wall time (building the
+experiment and its plan, simulating, the metrics), flows, events and
+memory go to results/bench-sim-scale.json as each k ends, and a figure
+of wall time and memory against hosts and flows to
+results/bench-sim-scale.png.
 """
 import argparse
 import hashlib
 import json
 import os
+import resource
+import subprocess
 import sys
 import time
 
@@ -31,6 +49,118 @@ def _sha256(path):
     return h.hexdigest()
 
 
+# the scale section's jobs, in turn: (model, pattern, bucket_mb). A
+# parameter server's workers push a tensor together and finish together
+# (15 sends an event); a ring's steps wait on each other, so its sends
+# finish one by one: it fuses its gradients into 100 MB buckets
+SCALE_CYCLE = (('resnet50', 'ps', None), ('vgg16', 'ps', None),
+               ('resnet50', 'ps', None), ('resnet50', 'ring', 100),
+               ('vgg16', 'ps', None), ('vgg16', 'ps', None))
+SCALE_JOB_HOSTS = 16
+
+
+def scale_jobs(k):
+    """The scale section's workload on a k-ary fat-tree: k^3/4 hosts in
+    jobs of 16 (a parameter-server job: 15 workers and one server; a
+    ring: 16 workers), in SCALE_CYCLE's turn."""
+    jobs = []
+    for i in range(k ** 3 // 4 // SCALE_JOB_HOSTS):
+        model, pattern, bucket = SCALE_CYCLE[i % len(SCALE_CYCLE)]
+        j = {'id': 'j%d' % i, 'model': model, 'pattern': pattern,
+             'iterations': 1, 'placement': 'random'}
+        if pattern == 'ps':
+            j.update(workers=SCALE_JOB_HOSTS - 1, ps_shards=1)
+        else:
+            j.update(workers=SCALE_JOB_HOSTS, bucket_mb=bucket)
+        jobs.append(j)
+    return jobs
+
+
+def scale_one(k):
+    """One scale run (in its own process): a JSON line on stdout."""
+    t0, c0 = time.monotonic(), time.process_time()
+    jobs = scale_jobs(k)
+    exp = experiment.from_dict(
+        {'name': 'scale-k%d' % k, 'backend': 'sim',
+         'topology': 'fattree,%d' % k, 'link_gbps': 10, 'policy': 'fair',
+         'jobs': jobs, 'arrivals': {'process': 'poisson',
+                                    'rate_per_s': len(jobs) / 2.0}},
+        'scale-k%d.yaml' % k)
+    marks = {}
+
+    def say(m):
+        if m.endswith('connections'):          # the plan is built
+            marks['plan'] = time.monotonic()
+    out, s = run.execute(exp, os.path.join(ROOT, 'results',
+                                           'bench-sim-scale-k%d' % k),
+                         say=say, plots=False)
+    wall = time.monotonic() - t0
+    with open(os.path.join(out, 'run.json')) as f:
+        rj = json.load(f)
+    print(json.dumps({
+        'k': k, 'hosts': k ** 3 // 4, 'links': 3 * k ** 3 // 2,
+        'jobs': len(jobs), 'flows': s['flows']['count'],
+        'events': rj['backend_info']['events'], 'wall_s': wall,
+        'cpu_s': time.process_time() - c0,
+        'plan_s': marks.get('plan', t0) - t0,
+        'sim_s': rj['wall_s'], 'metrics_s': wall - rj['wall_s'],
+        'maxrss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        / 1024.0}))
+
+
+def scale(ks):
+    """The scale section: each k in a child process, results as they
+    arrive, then the figure."""
+    out_path = os.path.join(ROOT, 'results', 'bench-sim-scale.json')
+    rows = []
+    print('%4s %6s %7s %9s %8s %8s %8s %8s %8s %8s %8s' % (
+        'k', 'hosts', 'jobs', 'flows', 'events', 'wall s', 'cpu s',
+        'plan s', 'sim s', 'metr. s', 'max MB'))
+    for k in ks:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__),
+                            '--scale-one', str(k)], capture_output=True,
+                           text=True)
+        if r.returncode:
+            sys.exit('k=%d failed:\n%s' % (k, r.stderr[-3000:]))
+        row = json.loads(r.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        with open(out_path, 'w') as f:
+            json.dump({'cycle': [list(c) for c in SCALE_CYCLE],
+                       'job_hosts': SCALE_JOB_HOSTS, 'runs': rows}, f,
+                      indent=1)
+        print('%4d %6d %7d %9d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %8.0f' % (
+            k, row['hosts'], row['jobs'], row['flows'], row['events'],
+            row['wall_s'], row['cpu_s'], row['plan_s'], row['sim_s'],
+            row['metrics_s'], row['maxrss_mb']), flush=True)
+    scale_figure(rows, os.path.join(ROOT, 'results', 'bench-sim-scale.png'))
+
+
+def scale_figure(rows, path):
+    """Wall time against hosts and flows, and peak memory, log-log."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.6))
+    flows = [r['flows'] for r in rows]
+    for key, label in (('wall_s', 'total'), ('sim_s', 'simulation'),
+                       ('plan_s', 'plan')):
+        ax[0].plot(flows, [r[key] for r in rows], 'o-', label=label)
+    for r in rows:
+        ax[0].annotate('k=%d\n%d hosts' % (r['k'], r['hosts']),
+                       (r['flows'], r['wall_s']), fontsize=7,
+                       textcoords='offset points', xytext=(4, -14))
+    ax[0].set(xscale='log', yscale='log', xlabel='flows',
+              ylabel='wall time (s)', title='Fat-tree, DL jobs: wall time')
+    ax[0].legend(fontsize=8)
+    ax[1].plot([r['hosts'] for r in rows], [r['maxrss_mb'] for r in rows],
+               'o-')
+    ax[1].set(xscale='log', yscale='log', xlabel='hosts',
+              ylabel='peak memory (MB)', title='peak memory (maxrss)')
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print('figure: %s' % path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--trace', default=FB)
@@ -40,8 +170,15 @@ def main():
     ap.add_argument('--skip-fattree', action='store_true')
     ap.add_argument('--reps', type=int, default=1,
                     help='runs per policy (wall time: the spread)')
+    ap.add_argument('--scale', metavar='K,K,...',
+                    help='the scale section alone, fat-trees of these k')
+    ap.add_argument('--scale-one', type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     os.makedirs(os.path.join(ROOT, 'results'), exist_ok=True)
+    if a.scale_one:
+        return scale_one(a.scale_one)
+    if a.scale:
+        return scale([int(x) for x in a.scale.split(',')])
     out_path = os.path.join(ROOT, 'results', 'bench-sim.json')
     res = {'trace': {}, 'fattree': None}
 

@@ -538,6 +538,9 @@ class NetschedController(fw.App):
                 try:
                     req = channel.decode(line)
                 except NetschedError as e:
+                    # dropped with its reason, as a refused request is
+                    self.logger.warning('line from %s dropped: %s',
+                                        host or 'a client', e)
                     self._reply(f, lock, {'ok': False, 'error': str(e)})
                     continue
                 with self.core_lock:

@@ -368,6 +368,15 @@ int64_t ns_send_done(int64_t F, const double *rate, double *rem,
     return nd;
 }
 
+/* bins += load * dt / 8 (sim/links.py: the bytes each link carried),
+   skipping links without load (adding 0 changes nothing). */
+void ns_add_bytes(int64_t L, const double *load, double dt, double *bins)
+{
+    for (int64_t i = 0; i < L; i++)
+        if (load[i] != 0.0)
+            bins[i] += load[i] * dt / 8.0;
+}
+
 /* Time until the first moving flow finishes at its rate (rem * 8 / rate,
    the smallest over flows with rate > 0) into *out; returns 0 if none
    moves. */
@@ -495,6 +504,8 @@ def _build():
     lib.ns_send.restype = None
     lib.ns_send_done.argtypes = [i, p, p, p, d, p, p, d, d, d, p]
     lib.ns_send_done.restype = i
+    lib.ns_add_bytes.argtypes = [i, p, d, p]
+    lib.ns_add_bytes.restype = None
     lib.ns_first_finish.argtypes = [i, p, p, p]
     lib.ns_first_finish.restype = ctypes.c_int
     lib.ns_done.argtypes = [i, p, p, p, d, d, d, p]
@@ -543,8 +554,9 @@ F64, I64 = (np.float64,), (np.int64,)
 def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
     """Per-flow max-min rates under strict priority by ``flow_key``
     (lower first): fluid.allocate's filling, compiled. ``residual``:
-    (L + 1,) float64, the last entry a dummy link, reduced in place;
-    ``capacity`` likewise. None if the kernels are not available."""
+    (L,) float64 per link (numpy's path adds a dummy last link, which no
+    path crosses), reduced in place; ``capacity`` likewise. None if the
+    kernels are not available."""
     k = lib()
     if k is None:
         return None
@@ -596,6 +608,16 @@ def send_done(rate, rem, cof, dt, ncoflows, start, now, rel_tol,
                         float(dt), _ptr(acc), _ptr(start), float(now),
                         float(rel_tol), float(resolution), _ptr(out))
     return acc, out[:nd]
+
+
+def add_bytes(load, dt, bins):
+    """``bins += load * dt / 8`` in one pass (LinkMeter), in place;
+    False without the kernels (nothing done)."""
+    k = lib()
+    if k is None or not _plain(F64, load, bins) or len(load) != len(bins):
+        return False
+    k.ns_add_bytes(len(load), _ptr(load), float(dt), _ptr(bins))
+    return True
 
 
 def first_finish(rate, rem):

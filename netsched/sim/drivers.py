@@ -106,6 +106,11 @@ class PlanDriver:
                 self.dependents[d].append(t.id)
         self.conn_queue = {c.id: [] for c in plan.conns}
         self.conn_busy = {c.id: False for c in plan.conns}
+        # connections with a send that has an order key: elsewhere the
+        # next send is the first ready, found without scanning the queue
+        # (a parameter server's connection queues a whole model)
+        self.ordered = {t.conn for t in tasks
+                        if t.kind == 'send' and t.order is not None}
         self.coflow_left = {}
         self.unstarted = {}             # coflow -> its sends not yet flows
         self.conn_path = {}             # connection -> path id
@@ -264,7 +269,7 @@ class PlanDriver:
         if not q:
             self.conn_busy[conn] = False
             return
-        t = q.pop(_next_send(q))
+        t = q.pop(_next_send(q) if conn in self.ordered else 0)
         if t.prophet is not None:
             self.sent_at[t.id] = self.eng.now
         self.conn_busy[conn] = True

@@ -80,6 +80,9 @@ class FlowTable:
         n = len(src)
         if n == 0:
             return np.zeros(0, np.int64)
+        if n == 1 and not self.net.big_switch:
+            return self._start_one(src[0], dst[0], size_bytes, coflow,
+                                   now_s, tags, sport, dport)
         sport = sport if sport is not None else [0] * n
         dport = dport if dport is not None else [0] * n
         hi = self.host_index
@@ -114,6 +117,33 @@ class FlowTable:
         p['sport'].extend(sport)
         p['dport'].extend(dport)
         return np.arange(first, first + n)
+
+    def _start_one(self, src, dst, size_bytes, coflow, now_s, tags, sport,
+                   dport):
+        """start() of one flow, without arrays (a plan starts its sends
+        one by one: a million of them at k=32); the same entries."""
+        sp = 0 if sport is None else sport[0]
+        dp = 0 if dport is None else dport[0]
+        size = float(size_bytes[0])
+        if size <= 0:
+            raise NetschedError('a flow must carry at least one byte')
+        c = int(coflow if isinstance(coflow, (int, np.integer))
+                else coflow[0])
+        pid = self.net.path_id(src, dst, sp, dp)
+        first = self._record.n + self._pending
+        self._pending += 1
+        self.tags.append(tags[0] if tags is not None else None)
+        self.coflows.active_flows[c] += 1
+        hi, p = self.host_index, self._new
+        p['path'].append(pid)
+        p['coflow'].append(c)
+        p['src'].append(hi[src])
+        p['dst'].append(hi[dst])
+        p['size'].append(size)
+        p['start'].append(now_s)
+        p['sport'].append(sp)
+        p['dport'].append(dp)
+        return np.arange(first, first + 1)
 
     def _flush(self):
         """The pending starts into the record and the active arrays, in

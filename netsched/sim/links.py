@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 
+from ..fluid import kernels
+
 
 class LinkMeter:
     def __init__(self, net, log, sample_s):
@@ -32,7 +34,8 @@ class LinkMeter:
             t0 = end
             self._emit()
             self.bin_start = end
-        self.bin_bytes += load_bps * (t - t0) / 8.0
+        if not kernels.add_bytes(load_bps, t - t0, self.bin_bytes):
+            self.bin_bytes += load_bps * (t - t0) / 8.0
 
     def close(self, now):
         """The last, partial bin."""

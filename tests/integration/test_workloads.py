@@ -1,5 +1,6 @@
 """Gradient-exchange workloads on the real emulator: measured times
-against the analytical model, sharing, agent failures, clean teardown."""
+against the analytical model, sharing, an agent that dies (its job fails,
+the run goes on), clean teardown."""
 import glob
 import json
 import os
@@ -125,10 +126,15 @@ def test_a_killed_agent_is_reported_and_the_run_cleans_up(tmp_path):
     time.sleep(2)                        # let the run get going
     os.kill(victim[0], signal.SIGKILL)   # by exact pid
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 2, (out, err)
-    assert 'agent on %s exited' % victim[1] in err
+    # the run goes on without it: its job fails with the reason, the run
+    # ends (no other job), and what it measured before is kept
+    assert proc.returncode == 0, (out, err)
+    why = 'agent on %s exited with code -9' % victim[1]
+    assert 'FAILED r: %s' % why in out, (out, err)
     assert 'Traceback' not in err
     g = topo.fat_tree(4)
     assert not set(topo.switches(g)) & set(ovs.bridges())
-    # what it measured before the failure is kept
-    assert os.path.getsize(tmp_path / 'out' / 'events.jsonl') > 0
+    with open(tmp_path / 'out' / 'summary.json') as f:
+        r = json.load(f)['jobs']['r']
+    assert r['failed'].startswith(why) and r['jct_s'] is None
+    assert r['iterations'] < 200

@@ -292,7 +292,7 @@ def netsched(*argv):
 # iterations: 2**63 passed the parser; numpy raised ValueError on the plan
 @example(case=(dict(BASES[0], jobs=[dict(BASES[0]['jobs'][0],
                                          iterations=2 ** 63)]), [], None))
-def test_check_says_ok_or_one_error_line(tmp_path_factory, case):
+def test_check_says_ok_or_names_the_error(tmp_path_factory, case):
     doc, sets, seed = case
     if any('\x00' in s for s in sets):
         return                      # a command line cannot hold one

@@ -181,6 +181,24 @@ def test_step_kernels_same_bits_as_numpy():
 
 
 @needs_kernels
+def test_add_bytes_same_bits_as_numpy():
+    # LinkMeter's bins += load * dt / 8, links without load skipped
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        L = int(rng.integers(1, 50))
+        load = rng.random(L) * 1e10 * (rng.random(L) < 0.6)
+        bins = rng.random(L) * 1e6 * (rng.random(L) < 0.7)
+        dt = float(rng.random())
+        want = bins + load * dt / 8.0
+        assert kernels.add_bytes(load, dt, bins)
+        assert np.array_equal(bins, want)
+    # by hand: 8e9 bit/s for 0.5 s is 5e8 bytes
+    b = np.zeros(2)
+    kernels.add_bytes(np.array([8e9, 0.0]), 0.5, b)
+    assert b.tolist() == [5e8, 0.0]
+
+
+@needs_kernels
 def test_compact_by_hand():
     # rows 1 and 3 of 5 dropped: [10, 11, 12, 13, 14] -> [10, 12, 14],
     # row 0 (before the first dropped) left where it was

@@ -12,7 +12,10 @@ coflow trace on a big switch only (pipeline.experiment checks that).
 """
 import importlib
 
+import numpy as np
+
 from ...errors import ConfigError
+from ...policies import base as pbase
 
 MODELS = ('maxmin', 'coflowsim', 'sincronia')
 DEFAULT = 'maxmin'
@@ -49,3 +52,21 @@ def check(exp):
     more = getattr(mod, 'check', None)      # the model's own, if any
     if more is not None:
         more(exp)
+
+
+def big_switch_snapshot(ports, src, dst, coflow, remaining, ids, link_bps):
+    """What a policy sees of a trace's coflows on a big switch, all of
+    their bytes ``remaining`` to go: rack i's uplink is link i, its
+    downlink link ``ports`` + i; flows by source and destination rack
+    and coflow index; arrival is the admission order (the trace's).
+    The models order coflows with netsched's own policy code on it."""
+    P = ports
+    r = np.arange(P)
+    paths = np.stack([np.repeat(r, P), P + np.tile(r, P)], axis=1)
+    n, F = len(ids), len(remaining)
+    return pbase.Snapshot(
+        t=0.0, queues=None, link_capacity=np.full(2 * P, float(link_bps)),
+        path_links=paths, flow_path=src * P + dst, flow_coflow=coflow,
+        flow_remaining=remaining, flow_sent=np.zeros(F),
+        flow_rate=np.zeros(F), coflow_id=tuple(ids),
+        coflow_arrival=np.arange(n, dtype=float), coflow_sent=np.zeros(n))

@@ -73,6 +73,7 @@ import numpy as np
 from ...errors import ConfigError
 from ...policies import base as pbase
 from ...policies import varys
+from . import big_switch_snapshot
 
 MB = 2 ** 20
 ZERO = 1e-3                  # CoflowSim's Constants.ZERO: bytes and bit/s
@@ -158,6 +159,7 @@ class Coflows:
             else np.zeros(0, bool)
         self.red = np.cumsum(new) - 1
         self.red_dst = self.dst[new]
+        self.red_job = self.job[new]
         self.bytes = np.add.reduceat(self.size, self.first[:-1]) \
             if len(self.size) else np.zeros(n)
         # arrival on CoflowSim's clock (the trace's ms), and the epoch
@@ -171,17 +173,8 @@ class Coflows:
         """Every coflow as it arrives (all its bytes to go) on a big
         switch: rack i's uplink is link i, its downlink link ports + i.
         The arrival is the admission sequence (the trace's order)."""
-        P = self.ports
-        r = np.arange(P)
-        paths = np.stack([np.repeat(r, P), P + np.tile(r, P)], axis=1)
-        n, F = len(self.ids), len(self.size)
-        return pbase.Snapshot(
-            t=0.0, queues=None, link_capacity=np.full(2 * P, float(link_bps)),
-            path_links=paths, flow_path=self.src * P + self.dst,
-            flow_coflow=self.job, flow_remaining=self.size,
-            flow_sent=np.zeros(F), flow_rate=np.zeros(F),
-            coflow_id=tuple(self.ids), coflow_arrival=np.arange(n, dtype=float),
-            coflow_sent=np.zeros(n))
+        return big_switch_snapshot(self.ports, self.src, self.dst, self.job,
+                                   self.size, self.ids, link_bps)
 
 
 def quantum_ms(link_bps, where='experiment'):
@@ -196,6 +189,143 @@ def quantum_ms(link_bps, where='experiment'):
                           '.. one epoch at link_bps %g: CoflowSim runs ports '
                           'of 2^23 to 2^33 bit/s' % (where, link_bps))
     return q
+
+
+# --- CoflowSim's arithmetic, step for step ----------------------------------
+#
+# CoflowSim moves bytes one step at a time in doubles: a flow's bytes left
+# lose min(its bytes a step, what is left) each step, and so does its
+# reducer's count, one flow after the other. The rounding of those
+# subtractions decides what it does next (MADD reads the reducer's count:
+# where it drifted above its flows' bytes, the receiver keeps a few bit/s
+# free, and the next coflow there is given MADD rates on them instead of
+# being skipped), so a run that reproduces its numbers must round as it
+# does. It need not take the steps one by one: while x stays in one binade
+# [lo, 2 lo) of doubles (spacing u), x - c rounds to x - round(c / u) u
+# exactly, so n such steps are one multiplication; only the step that
+# leaves the binade, and a step whose amounts change, are taken as Java
+# takes them. BIG stands for "no limit" in step counts.
+
+BIG = float(2 ** 62)
+_EXACT = float(2 ** 52)
+
+
+def _binade(x):
+    """(lo, u) of positive doubles x: their binade [lo, 2 lo), spacing u."""
+    _, e = np.frexp(x)
+    return np.ldexp(1.0, e - 1), np.ldexp(1.0, e - 53)
+
+
+def _whole_steps(x, m, u, lo):
+    """How many subtractions of m u (m whole) keep x at least u above lo
+    (each of them then exact), and where lo <= ZERO the first that takes
+    x to ZERO or below (BIG: none)."""
+    n = (x - lo) / u
+    with np.errstate(divide='ignore', invalid='ignore'):
+        k = np.where(m > 0, np.floor((n - 1) / m), BIG)
+    k[(m > 0) & (n - k * m < 1)] -= 1          # the quotient rounded up
+    k = np.maximum(k, 0)
+    kz = np.full(len(x), BIG)
+    low = (lo <= ZERO) & (m > 0)
+    if low.any():
+        xl, dl = x[low], m[low] * u[low]
+        z = np.maximum(np.ceil((xl - ZERO) / dl), 1)
+        z[xl - z * dl > ZERO] += 1
+        z[(z > 1) & (xl - (z - 1) * dl <= ZERO)] -= 1
+        kz[low] = z
+    return k, kz
+
+
+def drain(x, c, n):
+    """A flow's bytes left ``x`` after CoflowSim's steps x -= min(c, x),
+    ``n`` of them (BIG: any number) or until x <= ZERO, each rounded as
+    Java rounds it: (x, steps taken, whether it ended, its last amount)."""
+    x = np.array(x, float)
+    c = np.asarray(c, float)
+    n = np.array(n, float) * np.ones(len(x))
+    taken, last = np.zeros(len(x)), np.zeros(len(x))
+    done = np.zeros(len(x), bool)
+    go = np.flatnonzero((n > 0) & (c > 0) & (x > ZERO))
+    while len(go):
+        xi, ci, ni = x[go], c[go], n[go]
+        lo, u = _binade(xi)
+        q = ci / u
+        exact = (q < _EXACT) & (q - np.floor(q) != 0.5)   # no tie to even
+        m = np.where(exact, np.rint(q), 0.0)
+        k, kz = _whole_steps(xi, m, u, lo)
+        k[~exact] = 0
+        kz[~exact] = BIG
+        s = np.minimum(np.minimum(k, kz), ni)
+        xi = xi - s * m * u
+        ni = ni - s
+        taken[go] += s
+        fin = (s == kz) & (s > 0)
+        last[go[fin]] = ci[fin]
+        # the step out of the binade, as Java takes it
+        one = (ni > 0) & ~fin
+        b = np.minimum(ci, xi)
+        xn = np.where(one, xi - b, xi)
+        stuck = one & (xn == xi)               # c under half a spacing
+        step = one & ~stuck
+        taken[go[step]] += 1
+        ni = np.where(step, ni - 1, ni)
+        ni[stuck] = 0
+        end = step & (xn <= ZERO)
+        last[go[end]] = b[end]
+        fin |= end
+        x[go], n[go] = xn, ni
+        done[go[fin]] = True
+        go = go[(ni > 0) & ~fin]
+    return x, taken, done, last
+
+
+def count_down(left, fr, per, fin, last, s):
+    """Reducers' counts ``left`` after ``s`` of CoflowSim's steps, in
+    each of which their flows (reducer ``fr``, in flow order) take off
+    ``per`` one after the other before their ending step ``fin`` (1 = the
+    first; inf: none), ``last`` in it, nothing after. Returns (counts,
+    the step at whose end each reached ZERO, 0 if none); a count stops
+    there (CoflowSim ends the reducer)."""
+    left = np.array(left, float)
+    R = len(left)
+    fin = np.asarray(fin, float)
+    pos, zero_at = np.zeros(R), np.zeros(R)
+    going = np.ones(len(fr), bool)
+    on = left > ZERO
+    while True:
+        on &= (pos < s) & (zero_at == 0)
+        if not on.any():
+            return left, zero_at
+        f = np.flatnonzero(going & on[fr])
+        r = fr[f]
+        nxt = np.full(R, np.inf)
+        np.minimum.at(nxt, r, fin[f])
+        run = np.where(on, np.minimum(nxt - 1, s) - pos, 0)
+        lo, u = _binade(np.where(on, left, 1.0))
+        q = per[f] / u[r]
+        exact = (q < _EXACT) & (q - np.floor(q) != 0.5)
+        m = np.bincount(r, np.where(exact, np.rint(q), 0.0), R)
+        bad = np.bincount(r, ~exact, R) > 0
+        k, kz = _whole_steps(left, m, u, lo)
+        k[bad] = 0
+        kz[bad] = BIG
+        w = np.where(on, np.minimum(np.minimum(k, kz), run), 0)
+        left = left - w * m * u
+        pos += w
+        z = on & (w == kz) & (w > 0)
+        zero_at[z] = pos[z]
+        # the next step as Java takes it: out of the binade, or a step in
+        # which flows end
+        one = on & ~z & (pos < s)
+        g = f[one[r]]
+        if len(g):
+            now = pos[fr[g]] + 1
+            np.subtract.at(left, fr[g], np.where(fin[g] == now, last[g],
+                                                 per[g]))
+            going[g[fin[g] == now]] = False
+            pos[one] += 1
+            z = one & (left <= ZERO)
+            zero_at[z] = pos[z]
 
 
 class FairShare:
@@ -363,6 +493,9 @@ class Simulation:
         # bytes of its end keeps that rest in the count until the reducer
         # ends, and MADD reads this count at the receiver
         self.red_left = np.bincount(cof.red, cof.size, len(cof.red_dst))
+        self.red_done = np.zeros(len(cof.red_dst), bool)
+        self.fin_step = np.full(F, np.inf)          # the step a flow ends
+        self.last = np.zeros(F)                     # and its last amount
         self.fair = FairShare(cof, link_bps, self.q) if kind == 'fair' \
             else None
         self.recomputes = 0
@@ -432,39 +565,76 @@ class Simulation:
             self.fin_ms[gone] = t + steps * self.q
             return steps, self._finished(gone)
         c, live = self.c, self.live
-        per = self.per_step[live]
-        rem = self.rem[live]
-        with np.errstate(divide='ignore', invalid='ignore'):
-            k = np.where(per > 0, np.maximum(np.ceil((rem - ZERO) / per), 1),
-                         np.inf)
-        job = c.job[live]
-        cuts = np.flatnonzero(np.r_[True, job[1:] != job[:-1]])
-        steps = int(min(np.maximum.reduceat(k, cuts).min(), most))
-        fin = k <= steps
-        with np.errstate(invalid='ignore'):       # inf x 0: not taken
-            moved = np.where(fin, np.minimum(k * per, rem), steps * per)
-        self.rem[live] = rem - moved
-        self.rem[live[fin]] = 0.0
-        self.red_left -= np.bincount(c.red[live], moved, len(self.red_left))
-        self.steps += steps
+        per, rem = self.per_step[live], self.rem[live]
+        fin = self.fin_step[live] - self.steps          # 1 = this step
+        red = c.red[live]
+        cut = np.flatnonzero(np.r_[True, red[1:] != red[:-1]])
+        reds = red[cut]
+        flows_end = np.maximum.reduceat(fin, cut)
+        open_ = ~self.red_done[reds]
+        rj = c.red_job[reds]
+        bound = np.full(len(c.ids), -np.inf)
+        np.maximum.at(bound, rj[open_], flows_end[open_])
+        steps = int(min(bound[self.active].min(), most))
+        # the reducers' counts (CoflowSim ends a reducer when its count or
+        # its flows run out, whichever first)
+        moving = (per > 0) & open_[np.searchsorted(reds, red)]
+        fr = np.searchsorted(reds, red[moving])
+        args = (self.red_left[reds], fr, per[moving], fin[moving],
+                self.last[live][moving])
+        left, zero_at = count_down(*args, steps)
+        red_end = np.where(zero_at > 0, np.minimum(zero_at, flows_end),
+                           flows_end)
+        job_end = np.full(len(c.ids), -np.inf)
+        np.maximum.at(job_end, rj[open_], red_end[open_])
+        first = job_end[self.active].min()
+        if first < steps:                  # a count ended a coflow sooner
+            steps = int(first)
+            left, zero_at = count_down(*args, steps)
+            red_end = np.where(zero_at > 0, np.minimum(zero_at, flows_end),
+                               flows_end)
+        closed = open_ & (red_end <= steps)
+        self.red_left[reds] = left
+        self.red_left[reds[closed]] = 0.0
+        self.red_done[reds[closed]] = True
+        ends = fin <= steps
+        x, _, _, _ = drain(rem[~ends], per[~ends], steps)
+        self.rem[live[~ends]] = x
+        self.rem[live[ends]] = 0.0
         if self.kind == 'dark':
-            self.sent += np.bincount(job, moved, len(self.sent))
-        if not fin.any():
+            moved = rem - self.rem[live]
+            self.sent += np.bincount(c.job[live], moved, len(self.sent))
+        self.steps += steps
+        ended = [j for j in self.active if job_end[j] <= steps]
+        for j in ended:
+            self.end_ms[j] = t + job_end[j] * self.q
+        if not ends.any() and not ended:
             return steps, False
-        gone = live[fin]
-        self.fin_ms[gone] = t + k[fin] * self.q
-        self.live = live[~fin]
-        return steps, self._finished(gone)
+        # flows of a coflow whose reducers' counts ran out before them end
+        # with it (CoflowSim stops tracking them)
+        with_job = np.zeros(len(c.ids), bool)
+        with_job[ended] = True
+        out = ends | with_job[c.job[live]]
+        gone = live[out]
+        self.fin_ms[gone] = t + np.where(ends[out], fin[out],
+                                         job_end[c.job[gone]]) * self.q
+        self.live = live[~out]
+        return steps, self._finished(gone, ended)
 
-    def _finished(self, gone):
-        """Flows ``gone`` ended (``fin_ms`` set): the coflows they end
-        leave, and both are logged. Whether a coflow ended."""
+    def _finished(self, gone, ended=None):
+        """Flows ``gone`` ended (``fin_ms`` set), and coflows ``ended``
+        (``end_ms`` set; None: those whose last flows these are): they
+        leave, and are logged. Whether a coflow ended."""
         c = self.c
         self.left -= np.bincount(c.job[gone], minlength=len(c.ids))
-        ended = [j for j in np.flatnonzero(np.bincount(
-            c.job[gone], minlength=len(c.ids))).tolist() if self.left[j] == 0]
+        if ended is None:
+            ended = [j for j in np.flatnonzero(np.bincount(
+                c.job[gone], minlength=len(c.ids))).tolist()
+                if self.left[j] == 0]
+            for j in ended:
+                self.end_ms[j] = np.nanmax(
+                    self.fin_ms[c.first[j]:c.first[j + 1]])
         for j in ended:
-            self.end_ms[j] = np.nanmax(self.fin_ms[c.first[j]:c.first[j + 1]])
             self.active.remove(j)
             if self.queues is not None:
                 self.queues[self.queue_of[j]].remove(j)
@@ -499,8 +669,12 @@ class Simulation:
             edf = self._by_deadline(order, t)
             self._backfill(np.concatenate([flows[j] for j in edf]),
                            s_free, r_free)
-        self.per_step[self.live] = self.rate[self.live] / 8.0 * (
-            1.0 * self.q / SECOND_MS)
+        live = self.live
+        self.per_step[live] = self.rate[live] / 8.0 * (1.0 * self.q / SECOND_MS)
+        # at these rates: the step each flow ends, rounded as Java rounds
+        _, k, done, last = drain(self.rem[live], self.per_step[live], BIG)
+        self.fin_step[live] = np.where(done, self.steps + k, np.inf)
+        self.last[live] = last
 
     def _by_deadline(self, order, t):
         """Coflows ``order`` by whole ms left to their deadlines at

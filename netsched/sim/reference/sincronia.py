@@ -79,9 +79,9 @@ import time
 import numpy as np
 
 from ...errors import ConfigError
-from ...policies import base as pbase
 from ...policies import sincronia as psinc
 from ...policies import varys
+from . import big_switch_snapshot
 
 MB = 2 ** 20
 EPS = 0.00000000000093132257       # scheduler.cpp: free capacity, per unit
@@ -133,18 +133,8 @@ class Coflows:
         """Every coflow with its whole sizes (bytes) on a big switch: rack
         i's uplink is link i, its downlink link ports + i; arrival is the
         trace's order."""
-        P = self.ports
-        r = np.arange(P)
-        paths = np.stack([np.repeat(r, P), P + np.tile(r, P)], axis=1)
-        n, F = len(self.ids), len(self.size)
-        return pbase.Snapshot(
-            t=0.0, queues=None, link_capacity=np.full(2 * P, float(link_bps)),
-            path_links=paths, flow_path=self.src * P + self.dst,
-            flow_coflow=self.job, flow_remaining=self.size * MB,
-            flow_sent=np.zeros(F), flow_rate=np.zeros(F),
-            coflow_id=tuple(self.ids),
-            coflow_arrival=np.arange(n, dtype=float),
-            coflow_sent=np.zeros(n))
+        return big_switch_snapshot(self.ports, self.src, self.dst, self.job,
+                                   self.size * MB, self.ids, link_bps)
 
     def rank(self, how, link_bps):
         """Each coflow's place in the order (0 first): ``bssi`` or
