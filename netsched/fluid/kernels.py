@@ -368,13 +368,12 @@ int64_t ns_send_done(int64_t F, const double *rate, double *rem,
     return nd;
 }
 
-/* bins += load * dt / 8 (sim/links.py: the bytes each link carried),
-   skipping links without load (adding 0 changes nothing). */
+/* bins += load * dt / 8 (sim/links.py: the bytes each link carried);
+   no branch, so the compiler vectorises it. */
 void ns_add_bytes(int64_t L, const double *load, double dt, double *bins)
 {
     for (int64_t i = 0; i < L; i++)
-        if (load[i] != 0.0)
-            bins[i] += load[i] * dt / 8.0;
+        bins[i] += load[i] * dt / 8.0;
 }
 
 /* Time until the first moving flow finishes at its rate (rem * 8 / rate,
@@ -566,6 +565,8 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
         return rate
     pt = np.ascontiguousarray(path_links, dtype=np.int64)
     fp = np.ascontiguousarray(flow_path, dtype=np.int64)
+    if fp.min() < 0 or fp.max() >= len(pt):   # C would read past the table
+        raise IndexError('flow_path: a path id outside the path table')
     key = np.ascontiguousarray(flow_key, dtype=np.int64)
     assert residual.dtype == np.float64 and residual.flags.c_contiguous
     cap = np.ascontiguousarray(capacity, dtype=np.float64)

@@ -192,6 +192,116 @@ def test_back_fill_goes_in_deadline_order():
     assert s._by_deadline([1, 0, 2, 3], 8.0) == [3, 2, 1, 0]
 
 
+# --- CoflowSim's arithmetic -------------------------------------------------
+
+def steps(x, c, n):
+    """The reference: Java's flow step x -= min(c, x), n times or until
+    x <= 1e-3, one at a time (Python floats are Java's doubles)."""
+    for k in range(1, n + 1):
+        b = min(c, x)
+        if x - b == x:
+            return x, n, False, 0.0
+        x -= b
+        if x <= cs.ZERO:
+            return x, k, True, b
+    return x, n, False, 0.0
+
+
+def counts(left, fr, per, fin, last, s):
+    """The reference for count_down: each step the flows take off per
+    (last in their ending step fin, nothing after) one after the other."""
+    left, zero = [float(v) for v in left], [0] * len(left)
+    for q in range(1, s + 1):
+        for i, r in enumerate(fr):
+            if not zero[r] and fin[i] >= q:
+                left[r] -= last[i] if fin[i] == q else per[i]
+        for r in range(len(left)):
+            if not zero[r] and left[r] <= cs.ZERO:
+                zero[r] = q
+    return left, zero
+
+
+def test_drain_rounds_ties_to_even_as_java_does():
+    # 1.5 is 3 * 2^51 spacings u = 2^-52 (an even count); 1.5 u is half-way
+    # between 1 and 2 spacings: 1.5 - 1.5 u rounds to the even count, 1.5 -
+    # 2u, and so on: 3 steps take 6u. From 1.5 + u (odd) the first step
+    # lands on the even 1.5 (a drop of u), then 2u a step: 1.5 - 4u
+    u = 2.0 ** -52
+    assert steps(1.5, 1.5 * u, 3)[0] == 1.5 - 6 * u
+    assert steps(1.5 + u, 1.5 * u, 3)[0] == 1.5 - 4 * u
+    x, k, done, _ = cs.drain([1.5, 1.5 + u], [1.5 * u] * 2, 3)
+    assert x.tolist() == [1.5 - 6 * u, 1.5 - 4 * u] and k.tolist() == [3, 3]
+    assert not done.any()
+
+
+def test_drain_ends_a_flow_where_java_does():
+    # 1 MB at a third of a MB a step: after 2 steps about 1/3 MB is left
+    # (as rounded), the third step takes it all (min(c, x)): 3 steps, and
+    # the last amount is what was left
+    x, k, done, last = cs.drain([MB], [MB / 3], cs.BIG)
+    ref = steps(float(MB), MB / 3, 10)
+    assert (k[0], done[0], last[0]) == (3, True, ref[3]) and ref[1] == 3
+    assert last[0] == pytest.approx(MB / 3)
+    # a flow 1e-3 bytes or less from its end is done: 1 MB + 0.0005 at
+    # 1 MB a step ends after 1 step, 0.0005 left over
+    x, k, done, _ = cs.drain([MB + 0.0005], [float(MB)], cs.BIG)
+    assert (k[0], done[0]) == (1, True) and x[0] == pytest.approx(0.0005)
+
+
+def test_count_down_takes_flows_one_after_the_other():
+    # a count of 4 and two flows of 0.25 a step (exact: multiples of the
+    # spacing); the second ends in step 2 with 0.1: 4 - 0.5 = 3.5, then
+    # 3.5 - 0.25 - 0.1 = 3.15, then 3.15 - 0.25 = 2.9 (as rounded)
+    left, zero = cs.count_down([4.0], np.array([0, 0]), np.array([0.25, 0.25]),
+                               np.array([np.inf, 2.0]), np.array([0.0, 0.1]),
+                               3)
+    assert left[0] == ((4.0 - 0.25 - 0.25) - 0.25 - 0.1) - 0.25
+    assert left[0] == pytest.approx(2.9) and zero[0] == 0
+    # a count of 1 at 0.4 a step: 0.6, 0.2, then below 1e-3 in step 3
+    assert cs.count_down([1.0], np.array([0]), np.array([0.4]),
+                         np.array([np.inf]), np.array([0.0]), 5)[1][0] == 3
+
+
+def test_the_arithmetic_equals_javas_step_by_step():
+    # random amounts (among them ties: half-way between two spacings),
+    # against the one-step-at-a-time references above
+    rng = np.random.default_rng(7)
+
+    def tie(x):
+        u = float(np.ldexp(1.0, np.frexp(x)[1] - 53))
+        return (np.floor(rng.random() * 1e6) + 0.5) * u * 2.0 ** int(
+            rng.integers(0, 12))
+    for _ in range(300):
+        x = float(rng.choice([MB * rng.integers(1, 100), rng.random() * 1e9,
+                              rng.random() * 10]))
+        c = float(rng.choice([x / rng.integers(1, 50), rng.random() * 1e5,
+                              GBIT / 1024 / 3, tie(x), tie(x / 3)]))
+        n = int(rng.choice([1, 5, 100, 20000]))
+        got = cs.drain([x], [c], n)
+        ref = steps(x, c, n)
+        assert (got[1][0], got[2][0]) == (ref[1], ref[2]), (x, c, n)
+        assert (got[3][0] if ref[2] else got[0][0]) == \
+            (ref[3] if ref[2] else ref[0]), (x, c, n)
+    for _ in range(100):
+        m = rng.integers(1, 4, 2)
+        fr = np.repeat([0, 1], m)
+        left = np.array([float(rng.choice([MB * rng.integers(1, 60),
+                                           rng.random() * 5e7, 3.0]))
+                         for _ in range(2)])
+        per = np.array([float(rng.choice([GBIT / 1024 / 3, rng.random() * 2e5,
+                                          tie(left[r]), tie(left[r] / 5)]))
+                        for r in fr])
+        s = int(rng.choice([1, 7, 50, 400]))
+        fin = np.array([float(rng.choice([np.inf, rng.integers(1, s + 2)]))
+                        for _ in fr])
+        last = per * rng.random(len(fr))
+        got = cs.count_down(left, fr, per, fin, last, s)
+        ref = counts(left, fr, per, fin, last, s)
+        assert got[1].tolist() == ref[1], (left, per, fin, s)
+        assert [g for g, z in zip(got[0], ref[1]) if not z] == \
+            [r for r, z in zip(ref[0], ref[1]) if not z]
+
+
 # --- DARK (aalo) -------------------------------------------------------------
 
 THIN = {'first_mb': 2.0, 'multiplier': 10.0, 'num_queues': 2}

@@ -1,0 +1,82 @@
+"""The simulator's flow table: flows started one by one are joined to the
+record and the active arrays when those are next read (FlowTable._flush),
+and one flow starts without arrays (_start_one); the table reads the
+same as starting them all at once, on a fat-tree and on a big switch."""
+import numpy as np
+import pytest
+
+from netsched import fluid, topology
+from netsched.sim.coflows import CoflowTable
+from netsched.sim.flows import ACTIVE, FlowTable
+
+COLS = ('path', 'coflow', 'src', 'dst', 'size', 'start', 'sport', 'dport')
+
+
+def table(big):
+    g = topology.big_switch(6) if big else topology.fat_tree(4)
+    net = fluid.Network(g, big_switch=big)
+    cof = CoflowTable()
+    for c in range(3):
+        cof.index('c%d' % c, 0.0)
+    return FlowTable(net, cof), topology.hosts(g)
+
+
+def flows(hosts, n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        a, b = rng.choice(len(hosts), 2, replace=False)
+        out.append((hosts[a], hosts[b], float(rng.integers(1, 10 ** 6)),
+                    int(rng.integers(0, 3)), int(rng.integers(1000, 2000))))
+    return out
+
+
+@pytest.mark.parametrize('big', [False, True], ids=['fattree', 'bigswitch'])
+def test_one_by_one_reads_as_all_at_once(big):
+    one, hosts = table(big)
+    many, _ = table(big)
+    fl = flows(hosts, 40, seed=4)
+    ids = []
+    for s, d, b, c, sp in fl:
+        ids += one.start([s], [d], [b], c, 0.5, sport=[sp],
+                         dport=[7000]).tolist()
+    # the same flows in one call, a coflow index each
+    got = many.start([f[0] for f in fl], [f[1] for f in fl],
+                     [f[2] for f in fl], [f[3] for f in fl], 0.5,
+                     sport=[f[4] for f in fl], dport=[7000] * len(fl))
+    assert ids == list(range(40)) == got.tolist()
+    for k in COLS:
+        assert np.array_equal(one.record[k][:40], many.record[k][:40]), k
+    for name in ACTIVE:
+        assert np.array_equal(getattr(one, name), getattr(many, name),
+                              equal_nan=True), name
+    assert one.coflows.active_flows.tolist() == \
+        many.coflows.active_flows.tolist()
+
+
+def test_pending_flows_join_before_any_read():
+    # two flows started, nothing read yet: 2 pending; reading a_id joins
+    # them (ids 0 and 1, 100 and 200 bytes left, no rate yet)
+    t, hosts = table(False)
+    t.start([hosts[0]], [hosts[5]], [100.0], 0, 1.0)
+    t.start([hosts[1]], [hosts[6]], [200.0], 1, 1.0)
+    assert t._pending == 2
+    assert t.a_id.tolist() == [0, 1]
+    assert t._pending == 0
+    assert t.a_rem.tolist() == [100.0, 200.0]
+    assert t.a_rate.tolist() == [0.0, 0.0]
+    assert t.record['start'][:2].tolist() == [1.0, 1.0]
+    # a third, then the record read first: it joins too
+    t.start([hosts[2]], [hosts[7]], [300.0], 2, 2.0)
+    assert t.record.n == 3 and t.a_id.tolist() == [0, 1, 2]
+    assert t.coflows.active_flows[:3].tolist() == [1, 1, 1]
+
+
+def test_a_flow_of_no_bytes_is_refused_either_way():
+    from netsched.errors import NetschedError
+    t, hosts = table(False)
+    with pytest.raises(NetschedError):
+        t.start([hosts[0]], [hosts[1]], [0.0], 0, 0.0)
+    with pytest.raises(NetschedError):
+        t.start([hosts[0], hosts[2]], [hosts[1], hosts[3]], [5.0, -1.0],
+                0, 0.0)
