@@ -2,7 +2,8 @@
 # Install whatever netsched needs that is missing, then exit. Safe to re-run.
 #
 #   1. Debian packages (Mininet, Open vSwitch, iperf3, ethtool, iproute2,
-#      and Chromium with its driver for the report's browser test)
+#      Chromium with its driver for the report's browser test, and a C
+#      compiler for the simulator's kernels)
 #   2. the virtual environment .venv (system site-packages, for Mininet)
 #      with the pinned Python dependencies and netsched itself
 #   3. the Open vSwitch daemons, userspace datapath (there is no kernel
@@ -17,8 +18,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV="$here/.venv"
 SYS_PY=/usr/bin/python3
+# gcc and libc6-dev: the simulator compiles its kernels on first use
+# (netsched/fluid/kernels.py; without them it runs slower, on numpy)
 APT_PKGS=(mininet openvswitch-switch iperf3 ethtool iproute2 iputils-ping procps python3-venv
-          chromium chromium-driver)
+          chromium chromium-driver gcc libc6-dev)
 
 say() { printf 'bootstrap: %s\n' "$*"; }
 is_root() { [ "$(id -u)" -eq 0 ]; }

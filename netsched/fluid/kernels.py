@@ -185,23 +185,44 @@ static void fill(int64_t ng, int64_t H, double *res, const double *cap,
    by path, filled, and each flow given its group's rate. */
 static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
                   const int64_t *pt, const int64_t *fpath, double *res,
-                  const double *cap, double rel_tol, double *rate, work *w)
+                  const double *cap, double rel_tol, double *rate,
+                  int anyfull, work *w)
 {
-    int64_t ng = 0, i;
+    int64_t ng = 0, i, h;
     for (i = a; i < b; i++) {
         int64_t f = order ? order[i] : i, p = fpath[f], g = w->gidx[p];
+        const int64_t *pl = pt + p * H;
         if (g < 0) {
+            if (anyfull) {
+                /* a flow crossing a full link gets nothing (fill's
+                   test, made here so that starved flows form no group:
+                   under strict priority most levels are starved) */
+                for (h = 0; h < H; h++)
+                    if (pl[h] >= 0 && res[pl[h]] <= 0.0)
+                        break;
+                if (h < H) {
+                    rate[f] = 0.0;
+                    w->fgroup[i - a] = -1;
+                    continue;
+                }
+            }
             g = w->gidx[p] = ng++;
             w->gpath[g] = p;
             w->gw[g] = 0.0;
-            memcpy(w->gl + g * H, pt + p * H, H * sizeof(int64_t));
+            for (h = 0; h < H; h++)
+                w->gl[g * H + h] = pl[h];
         }
         w->gw[g] += 1.0;
         w->fgroup[i - a] = g;
     }
+    if (ng == 0)
+        return;
     fill(ng, H, res, cap, rel_tol, w);
-    for (i = a; i < b; i++)
-        rate[order ? order[i] : i] = w->grate[w->fgroup[i - a]];
+    for (i = a; i < b; i++) {
+        int64_t g = w->fgroup[i - a];
+        if (g >= 0)
+            rate[order ? order[i] : i] = w->grate[g];
+    }
     for (i = 0; i < ng; i++)
         w->gidx[w->gpath[i]] = -1;
 }
@@ -278,7 +299,8 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
    table, -1 padded; res: (L,) residual capacity, reduced in place; rate:
    (F,) out. order: the flows sorted by key (stable), or NULL to sort
    them here by counting (returns 1 if the keys' range is too wide for
-   that: the caller sorts); -1 if out of memory. */
+   that: the caller sorts); -1 if out of memory; 2 if a path id is
+   outside pt (then order must be NULL: the first call checks). */
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
@@ -291,11 +313,15 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
         return 0;
     if (order == NULL) {
         int64_t kmax = key[0];
+        int bad = 0;
         kmin = key[0];
-        for (i = 1; i < F; i++) {
+        for (i = 0; i < F; i++) {
             if (key[i] < kmin) kmin = key[i];
             if (key[i] > kmax) kmax = key[i];
+            bad |= fpath[i] < 0 || fpath[i] >= P;
         }
+        if (bad)                            /* would read past pt */
+            return 2;
         if (kmax - kmin > 4 * F + 65536)
             return 1;
         one = kmin == kmax;                 /* one level: no sort */
@@ -315,15 +341,23 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             o[count[key[i] - kmin]++] = i;
         order = o;
     }
+    /* whether some link is full: before the first level, one with
+       flows on it fills at least one (the numerical guard) */
+    int anyfull = 0;
+    for (i = 0; i < L && !anyfull; i++)
+        anyfull = res[i] <= 0.0;
     if (one)
-        level(NULL, 0, F, H, pt, fpath, res, cap, rel_tol, rate, &W);
+        level(NULL, 0, F, H, pt, fpath, res, cap, rel_tol, rate, anyfull,
+              &W);
     else {
         int64_t a = 0;
         while (a < F) {
             int64_t b = a + 1;
             while (b < F && key[order[b]] == key[order[a]])
                 b++;
-            level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate, &W);
+            level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate,
+                  anyfull, &W);
+            anyfull = 1;
             a = b;
         }
     }
@@ -565,8 +599,6 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
         return rate
     pt = np.ascontiguousarray(path_links, dtype=np.int64)
     fp = np.ascontiguousarray(flow_path, dtype=np.int64)
-    if fp.min() < 0 or fp.max() >= len(pt):   # C would read past the table
-        raise IndexError('flow_path: a path id outside the path table')
     key = np.ascontiguousarray(flow_key, dtype=np.int64)
     assert residual.dtype == np.float64 and residual.flags.c_contiguous
     cap = np.ascontiguousarray(capacity, dtype=np.float64)
@@ -578,6 +610,8 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
         if rc == 1:                     # keys too spread to count
             order = np.argsort(key, kind='stable')
             rc = k.ns_maxmin(*args, _ptr(order), *rest)
+    if rc == 2:                         # C would have read past the table
+        raise IndexError('flow_path: a path id outside the path table')
     if rc:
         raise MemoryError('ns_maxmin: out of memory')
     return rate

@@ -143,14 +143,26 @@ class Snapshot:
         pending sends. With ``per_flow`` (F,), those values of the active
         flows alone."""
         C, L = len(self.coflow_id), self.n_links
-        if per_flow is None:
+        if per_flow is not None:
+            path, cof, v = self.flow_path, self.flow_coflow, per_flow
+        elif len(self.pending_path):
             path = np.r_[self.flow_path, self.pending_path]
             cof = np.r_[self.flow_coflow, self.pending_coflow]
             v = np.r_[self.flow_remaining, self.pending_bytes]
         else:
-            path, cof, v = self.flow_path, self.flow_coflow, per_flow
+            path, cof, v = self.flow_path, self.flow_coflow, \
+                self.flow_remaining
+        cof = np.asarray(cof, np.int64)
+        v = np.asarray(v, float)
         fl = self.path_links[path]
         ok = fl >= 0
+        if ok.all():
+            # every path as long as the table (a big switch's two
+            # ports): no masking, the same (flow, hop) order
+            bins = (cof * L)[:, None] + fl
+            w = np.repeat(v, fl.shape[1])
+            return np.bincount(bins.ravel(), weights=w,
+                               minlength=C * L).reshape(C, L)
         rows = np.broadcast_to(cof[:, None], fl.shape)[ok]
         w = np.broadcast_to(v[:, None], fl.shape)[ok]
         return np.bincount(rows * L + fl[ok], weights=w,
@@ -220,8 +232,17 @@ def rate_estimate(snap):
     # per path where there are fewer paths than flows, else per flow
     pl, fp = snap.path_links, snap.flow_path
     per_path = len(pl) < len(fp)
-    slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     link_cap = np.asarray(snap.link_capacity, float)
+    if len(link_cap) and len(pl) and pl.shape[1] and \
+            np.isfinite(link_cap[0]) and (link_cap == link_cap[0]).all() \
+            and (pl[:, 0] >= 0).all():
+        # links of one capacity, every path crossing one (a big switch):
+        # that capacity is every flow's slowest, the same weights as below
+        top = np.bincount(snap.flow_coflow,
+                          weights=np.full(len(fp), link_cap[0]),
+                          minlength=C) / 8.0
+        return np.where(now > 0, now, top)
+    slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     for h in range(pl.shape[1]):
         hop = pl[:, h] if per_path else pl[:, h][fp]
         cap = link_cap[np.maximum(hop, 0)]
@@ -509,8 +530,9 @@ class Policy:
 
 def arrival_order(snap):
     """Dense FIFO position per coflow: arrival time, then name."""
-    idx = sorted(range(len(snap.coflow_id)),
-                 key=lambda c: (snap.coflow_arrival[c], snap.coflow_id[c]))
+    arrival = np.asarray(snap.coflow_arrival).tolist()
+    ids = snap.coflow_id
+    idx = sorted(range(len(ids)), key=lambda c: (arrival[c], ids[c]))
     pos = np.empty(len(idx), dtype=np.int64)
     pos[idx] = np.arange(len(idx))
     return pos

@@ -14,6 +14,7 @@ class CoflowTable:
         self.sent_bytes = np.zeros(64)                   # all flows so far
         self.active_flows = np.zeros(64, np.int64)
         self.queue_class = np.full(64, -1, np.int64)     # -1: none yet
+        self.arrival = np.zeros(64)                      # arrival_s, array
 
     def index(self, name, arrival_s, job=None):
         """The index of coflow ``name``, registered on first sight."""
@@ -25,6 +26,7 @@ class CoflowTable:
             self.arrival_s.append(arrival_s)
             if c >= len(self.sent_bytes):
                 self._grow(max(64, c + 1))
+            self.arrival[c] = arrival_s
         return c
 
     def _grow(self, n):
@@ -32,6 +34,7 @@ class CoflowTable:
         self.active_flows = np.r_[self.active_flows, np.zeros(n, np.int64)]
         self.queue_class = np.r_[self.queue_class,
                                  np.full(n, -1, np.int64)]
+        self.arrival = np.r_[self.arrival, np.zeros(n)]
 
     def live(self):
         """Indices of the coflows with active flows, in index order."""

@@ -56,8 +56,10 @@ class TraceDriver:
 
     def on_flows_done(self, ids):
         eng = self.eng
-        cof = eng.flows['coflow'][ids]
-        for c, n in zip(*np.unique(cof, return_counts=True)):
+        # per coflow, ascending (np.unique's order), by counting
+        count = np.bincount(eng.flows['coflow'][ids])
+        which = np.flatnonzero(count)
+        for c, n in zip(which.tolist(), count[which].tolist()):
             self.left[c] -= n
             if self.left[c] == 0:
                 del self.left[c]

@@ -22,6 +22,7 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
     for clairvoyant policies, the sends not yet started), those too."""
     coflows = flows.coflows
     cof = coflows.live()
+    cl = cof.tolist()
     remap = np.zeros(len(coflows.active_flows), np.int64)
     remap[cof] = np.arange(len(cof))
     size = flows.record['size'][flows.a_id]
@@ -36,10 +37,10 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         path_links=net.table(), flow_path=flows.a_path,
         flow_coflow=remap[flows.a_cof], flow_remaining=flows.a_rem,
         flow_sent=size - flows.a_rem, flow_rate=flows.a_rate,
-        coflow_id=tuple(coflows.names[c] for c in cof),
-        coflow_arrival=np.array([coflows.arrival_s[c] for c in cof]),
+        coflow_id=tuple(map(coflows.names.__getitem__, cl)),
+        coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
-        coflow_job=tuple(coflows.jobs[c] for c in cof), **pend)
+        coflow_job=tuple(map(coflows.jobs.__getitem__, cl)), **pend)
 
 
 class RateSetter:
@@ -66,6 +67,9 @@ class RateSetter:
         self.on_classes = None
         self.release_floor = bool(release_floor)
         self.held = False                # the controller is down (faults)
+        # whether the last decision gave explicit rates: if not, every
+        # a_explicit is NaN (flows join with NaN) and none is looked at
+        self._explicit = False
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -114,6 +118,7 @@ class RateSetter:
             self.decisions += 1
             fl.a_key = np.zeros(len(fl.a_id), np.int64)
             fl.a_explicit = np.full(len(fl.a_id), np.nan)
+            self._explicit = False
             self._allocate()
             return
         snap = snapshot(now_s, self.queues, self.net, fl, view,
@@ -127,6 +132,7 @@ class RateSetter:
         fl.a_explicit = (np.full(len(fl.a_id), np.nan)
                          if d.flow_rate is None
                          else np.array(d.flow_rate, float))
+        self._explicit = d.flow_rate is not None
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
         self._allocate()
@@ -152,9 +158,9 @@ class RateSetter:
         self.must_allocate = False
         self.allocations += 1
         fl = self.flows
-        explicit = fl.a_explicit
-        if not (explicit > 0).any():            # NaN compares False
-            explicit = None
+        explicit = fl.a_explicit if self._explicit else None
+        if explicit is not None and not (explicit > 0).any():
+            explicit = None                     # NaN compares False
         fl.a_rate, self.load_bps = fluid.allocate(
             self.net.table(), fl.a_path, fl.a_key, self.net.capacity,
             explicit)

@@ -276,3 +276,85 @@ def test_rate_estimate_same_bits_as_its_row_by_row_form():
         now = snap.coflow_rate() / 8.0
         want = np.where(now > 0, now, top)
         assert np.array_equal(base.rate_estimate(snap), want)
+
+
+@needs_kernels
+def test_maxmin_refuses_a_path_id_outside_the_table():
+    # the kernel checks the ids as it scans the keys (it would read past
+    # the (P, H) table): path 2 of a 2-path table, and -1
+    for bad in (2, -1):
+        res = np.array([1.0, 1.0])
+        with pytest.raises(IndexError):
+            kernels.maxmin(table([[0], [1]]), np.array([0, bad]),
+                           np.zeros(2, np.int64), res, res.copy(),
+                           fluid.REL_TOL)
+
+
+@needs_kernels
+def test_maxmin_starved_levels_by_hand():
+    # link 0 (capacity 4) and link 1 (capacity 10); key 0: two flows on
+    # link 0 get 2 each and fill it; key 1: a flow on links 0 and 1 is
+    # starved (0: it crosses the full link 0), a flow on link 1 alone
+    # gets all of it (10); key 2: another on link 1 gets 0
+    rate, res = maxmin([[0], [0], [0, 1], [1], [1]], [0, 0, 1, 1, 2],
+                       [4.0, 10.0])
+    assert rate.tolist() == [2.0, 2.0, 0.0, 10.0, 0.0]
+    assert res.tolist() == [0.0, 0.0]
+
+
+def test_rate_estimate_links_of_one_capacity_same_bits():
+    # every link of one capacity and every path crossing one (a big
+    # switch): the short cut gives what the hop-by-hop form gives, the
+    # capacity summed per coflow in flow order (here 3 flows of coflow 0
+    # at 2^30 bit/s, not sending: 3 * 2^30 / 8 bytes/s)
+    from netsched.policies import base
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        P, L = int(rng.integers(1, 30)), int(rng.integers(2, 10))
+        F, C = int(rng.integers(1, 60)), int(rng.integers(1, 6))
+        pl = np.stack([rng.integers(0, L, P), rng.integers(0, L, P)], 1)
+        cap = np.full(L, float(rng.choice([1.0, 2.0 ** 30, 7.3])))
+        fc = rng.integers(0, C, F)
+        fc[:min(C, F)] = np.arange(min(C, F))
+        snap = base.Snapshot(
+            t=0.0, queues=None, link_capacity=cap, path_links=pl,
+            flow_path=rng.integers(0, P, F), flow_coflow=fc,
+            flow_remaining=np.ones(F), flow_sent=np.zeros(F),
+            flow_rate=rng.random(F) * 0.3 * (rng.random(F) < 0.5),
+            coflow_id=tuple(str(i) for i in range(C)),
+            coflow_arrival=np.zeros(C), coflow_sent=np.zeros(C))
+        top = np.bincount(fc, weights=np.full(F, cap[0]), minlength=C) / 8
+        now = snap.coflow_rate() / 8.0
+        assert np.array_equal(base.rate_estimate(snap),
+                              np.where(now > 0, now, top))
+    snap = base.Snapshot(
+        t=0.0, queues=None, link_capacity=np.full(2, 2.0 ** 30),
+        path_links=np.array([[0, 1]]), flow_path=np.zeros(3, np.int64),
+        flow_coflow=np.zeros(3, np.int64), flow_remaining=np.ones(3),
+        flow_sent=np.zeros(3), flow_rate=np.zeros(3), coflow_id=('a',),
+        coflow_arrival=np.zeros(1), coflow_sent=np.zeros(1))
+    assert base.rate_estimate(snap).tolist() == [3 * 2.0 ** 30 / 8]
+
+
+def test_coflow_port_bytes_unpadded_paths_same_bits():
+    # paths without padding take the unmasked form: the same sums in the
+    # same (flow, hop) order as the masked one
+    from netsched.policies import base
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        P, L = int(rng.integers(1, 20)), int(rng.integers(2, 8))
+        F, C = int(rng.integers(0, 80)), int(rng.integers(1, 5))
+        pl = rng.integers(0, L, (P, 2))
+        fp, fc = rng.integers(0, P, F), rng.integers(0, C, F)
+        rem = rng.random(F) * 10.0 ** rng.integers(0, 9, F)
+        snap = base.Snapshot(
+            t=0.0, queues=None, link_capacity=np.ones(L), path_links=pl,
+            flow_path=fp, flow_coflow=fc, flow_remaining=rem,
+            flow_sent=np.zeros(F), flow_rate=np.zeros(F),
+            coflow_id=tuple(str(i) for i in range(C)),
+            coflow_arrival=np.zeros(C), coflow_sent=np.zeros(C))
+        want = np.zeros((C, L))
+        for f in range(F):                      # flow by flow, hop by hop
+            for h in range(2):
+                want[fc[f], pl[fp[f], h]] += rem[f]
+        assert np.array_equal(snap.coflow_port_bytes(), want)
