@@ -40,13 +40,14 @@ FB = os.path.join(ROOT, '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
 OUT = os.path.join(ROOT, 'results', 'bench-reference.json')
 
 # CoflowSim (github.com/coflow/coflowsim, its last commit) on the whole
-# Facebook trace, run on this kind of machine (issue 28): netsched
-# policy -> (CoflowSim scheduler, average CCT s, wall time s or None)
+# Facebook trace, run on this kind of machine (FAIR and SEBF as issue 28
+# gives them, DARK and FIFO by --coflowsim): netsched policy ->
+# (CoflowSim scheduler, average CCT s, wall time s)
 COFLOWSIM = {
     'fair': ('FAIR', 70.59, 609.6),
     'varys': ('SEBF', 28.53, 414.4),
-    'aalo': ('DARK', 46.10, None),
-    'fifo': ('FIFO', None, None),
+    'aalo': ('DARK', 46.10, 610.8),
+    'fifo': ('FIFO', 82.65, 778.6),
 }
 
 

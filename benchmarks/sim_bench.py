@@ -36,6 +36,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from netsched.pipeline import experiment, run  # noqa: E402
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+from reference_bench import COFLOWSIM  # noqa: E402
+
+# each baseline's CoflowSim scheduler (a key of COFLOWSIM)
+COFLOWSIM_AS = {'fair': 'fair', 'fifo': 'fifo', 'sebf': 'varys',
+                'varys': 'varys', 'aalo': 'aalo'}
 
 FB = os.path.join(ROOT, '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
 
@@ -225,6 +231,20 @@ def main():
         for pol, r in res['trace'].items():
             print('  %-10s average CCT %.2fx better than fair'
                   % (pol, res['trace']['fair']['avg_cct_s'] / r['avg_cct_s']))
+    if not a.limit and a.trace == FB:
+        # against CoflowSim's own run of the scheduler (benchmarks/
+        # reference_bench.py); Sincronia, which it lacks, against its
+        # fastest (SEBF)
+        print('against CoflowSim on the same trace (its wall time / '
+              'the best of this one\'s):')
+        for pol, r in res['trace'].items():
+            sched = COFLOWSIM_AS.get(pol, 'varys')
+            name, _, cwall = COFLOWSIM[sched]
+            r['coflowsim'] = {'scheduler': name, 'wall_s': cwall,
+                              'speedup': cwall / r['wall_s']}
+            print('  %-10s CoflowSim %-4s %6.1f s  netsched %5.1f s  %5.1fx'
+                  % (pol, name, cwall, r['wall_s'], cwall / r['wall_s']))
+        save()
     if a.skip_fattree:
         return
     jobs = [dict(id='r%d' % i, model='resnet50', pattern='ring', workers=8,
