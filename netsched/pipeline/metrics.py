@@ -6,9 +6,12 @@ backends get identical treatment. summary.json is a stable format
 (``format: netsched-summary/1``), documented in docs/experiment-format.md.
 """
 import csv
+import io
 import json
 import math
+import operator
 import os
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -37,11 +40,200 @@ def _stats(x):
             'p99': float(np.percentile(x, 99))}
 
 
-def compute(evs):
-    """Per-job, per-coflow, per-stage, per-flow and per-link results."""
-    jobs, iters, coflows, stages, flows = {}, {}, {}, {}, []
+class Flows:
+    """The received flows (``flow`` events) in log order, as columns:
+    iterating gives (id, coflow, src, dst, bytes, start, end) tuples.
+    ``plain``: every id an int, every name a str and every bytes, start
+    and end a float (flows.csv is then written without the csv module,
+    the same text)."""
+
+    def __init__(self):
+        self.id, self.coflow, self.src, self.dst = [], [], [], []
+        self.bytes, self.start, self.end = [], [], []
+        self.plain = True
+        self._fct = None
+
+    def append(self, i, c, s, d, b, st, t):
+        for col, x in zip(self._columns(), (i, c, s, d, b, st, t)):
+            col.append(x)
+        self.plain = self.plain and type(i) is int and type(c) is str \
+            and type(s) is str and type(d) is str and type(b) is float \
+            and type(st) is float and type(t) is float
+        self._fct = None
+
+    def extend(self, cols):
+        """A block of events.scan's flow columns."""
+        for col, x in zip(self._columns(), (
+                cols.id, cols.coflow, cols.src, cols.dst, cols.bytes,
+                cols.start, cols.t)):
+            col.extend(x)
+        self.plain = self.plain and not cols.ints
+        self._fct = None
+
+    def _columns(self):
+        return (self.id, self.coflow, self.src, self.dst, self.bytes,
+                self.start, self.end)
+
+    def __len__(self):
+        return len(self.id)
+
+    def __iter__(self):
+        return zip(*self._columns())
+
+    def fct(self):
+        """Each flow's end - start, in order."""
+        if self._fct is None:
+            self._fct = list(map(operator.sub, self.end, self.start))
+        return self._fct
+
+
+class _Index(dict):
+    """Name -> number, numbered as first seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __missing__(self, name):
+        self.names.append(name)
+        n = self[name] = len(self.names) - 1
+        return n
+
+
+LINK_BLOCK = 1 << 20     # links samples made into arrays at a time
+
+
+class LinkSamples(Mapping):
+    """The ``links`` events' samples: link name -> [(t, dt, util)] in log
+    order, its names in the order first seen (a dict as compute made it
+    before). Kept as arrays of link numbers, utilisations and event
+    numbers, made every LINK_BLOCK samples (a large fat-tree's run has
+    millions), each link's busy time (sum of dt * util, in log order)
+    and peak summed then; a link's list is made when asked for. An
+    event with a time, dt or utilisation that is not a float (or is NaN)
+    turns it into the lists themselves, the sums then made by summarize
+    as ever."""
+
+    def __init__(self):
+        self._index = _Index()
+        self._t, self._dt = [], []          # per event
+        self._idx, self._u, self._ev = [], [], []      # arrays per block
+        self._pend_idx, self._pend_u, self._pend_n = [], [], []
+        self._busy, self._peak = np.zeros(0), np.zeros(0)
+        self._lists = None        # name -> samples, where not plain
+        self._rows = None         # per link: its samples' positions
+
+    def add(self, t, dt, util):
+        if self._lists is None:
+            u = list(util.values())
+            if type(t) is float and type(dt) is float and \
+                    set(map(type, u)) <= {float}:
+                self._t.append(t)
+                self._dt.append(dt)
+                self._pend_idx += map(self._index.__getitem__, util)
+                self._pend_u += u
+                self._pend_n.append(len(u))
+                self._rows = None
+                if len(self._pend_u) >= LINK_BLOCK:
+                    self._flush()
+                return
+            self._to_lists()
+        for name, x in util.items():
+            self._lists.setdefault(name, []).append((t, dt, x))
+
+    def _flush(self):
+        """The pending samples into arrays and the sums; the lists where
+        one is NaN."""
+        if not self._pend_n:
+            return
+        self._arrays()
+        idx, u, ev = self._idx[-1], self._u[-1], self._ev[-1]
+        if np.isnan(u).any():
+            self._to_lists()
+            return
+        n = len(self._index.names)
+        if n > len(self._busy):
+            grow = n - len(self._busy)
+            self._busy = np.r_[self._busy, np.zeros(grow)]
+            self._peak = np.r_[self._peak, np.full(grow, -np.inf)]
+        # in log order, a sample at a time: the sums a loop would make
+        np.add.at(self._busy, idx, np.asarray(self._dt)[ev] * u)
+        np.maximum.at(self._peak, idx, u)
+
+    def _arrays(self):
+        """The pending samples into arrays, not summed."""
+        if self._pend_n:
+            first = len(self._t) - len(self._pend_n)
+            self._idx.append(np.array(self._pend_idx, np.int64))
+            self._u.append(np.array(self._pend_u, float))
+            self._ev.append(np.repeat(np.arange(first, len(self._t)),
+                                      self._pend_n))
+            self._pend_idx, self._pend_u, self._pend_n = [], [], []
+            self._rows = None
+
+    def _to_lists(self):
+        """From here on the samples as lists (the dict compute made)."""
+        self._arrays()
+        self._lists = {name: self[name] for name in self._index.names}
+
+    def totals(self):
+        """{name: (busy, peak)} in the order first seen; None where the
+        samples are kept as lists."""
+        self._flush()
+        if self._lists is not None:
+            return None
+        return {name: (b, p) for name, b, p in zip(
+            self._index.names, self._busy.tolist(), self._peak.tolist())}
+
+    def __len__(self):
+        if self._lists is not None:
+            return len(self._lists)
+        return len(self._index.names)
+
+    def __iter__(self):
+        if self._lists is not None:
+            return iter(self._lists)
+        return iter(self._index.names)
+
+    def __contains__(self, name):
+        if self._lists is not None:
+            return name in self._lists
+        return dict.__contains__(self._index, name)
+
+    def __getitem__(self, name):
+        if self._lists is None:
+            self._flush()
+        if self._lists is not None:
+            return self._lists[name]
+        if not dict.__contains__(self._index, name):
+            raise KeyError(name)
+        if self._rows is None:
+            idx = np.concatenate(self._idx) if self._idx else \
+                np.zeros(0, np.int64)
+            ev = np.concatenate(self._ev) if self._ev else \
+                np.zeros(0, np.int64)
+            order = np.argsort(idx, kind='stable')
+            cuts = np.searchsorted(idx[order], np.arange(
+                len(self._index.names) + 1))
+            u = np.concatenate(self._u) if self._u else np.zeros(0)
+            self._rows = (order, cuts, ev, u)
+        order, cuts, ev, u = self._rows
+        k = dict.__getitem__(self._index, name)
+        pos = order[cuts[k]:cuts[k + 1]]
+        t, dt = self._t, self._dt
+        return [(t[e], dt[e], x) for e, x in zip(ev[pos].tolist(),
+                                                  u[pos].tolist())]
+
+
+def compute(evs, last=None):
+    """Per-job, per-coflow, per-stage, per-flow and per-link results.
+    ``evs``: the events, or blocks of the simulator's flow lines among
+    them (events.FlowColumns, from :func:`from_log`); ``last``: then a
+    function giving the kind of the log's last event not of RUN_EVENTS,
+    called once all are read."""
+    jobs, iters, coflows, stages, flows = {}, {}, {}, {}, Flows()
     tensors = []                  # (urgency, ready, received) per send
-    link_util = {}
+    link_util = LinkSamples()
     shifts, placements = {}, {}   # CASSINI: job -> grid and gates
     steps = []                    # a hybrid fabric's circuits: its
     decided = []                  # decisions and reconfiguration steps
@@ -53,6 +245,13 @@ def compute(evs):
     started, ended, stops = None, False, []   # the run's own records
     workers = {}                  # job -> iter events that end an iteration
     for e in evs:
+        if type(e) is evlog.FlowColumns:
+            flows.extend(e)
+            if e.urgency is not None:
+                tensors.extend((u, r, t) for u, r, t in zip(
+                    e.urgency, e.ready, e.t) if u is not None)
+            t_end = max(t_end, max(e.t) + 0.0)
+            continue
         t = e['t']
         k = e['ev']
         t_end = max(t_end, t + e.get('dt', 0.0))
@@ -80,15 +279,14 @@ def compute(evs):
             stages[e['stage']] = {'start_s': stage_start.get(e['stage']),
                                   'end_s': t}
         elif k == 'flow':
-            flows.append((e['id'], e['coflow'], e['src'], e['dst'],
-                          e['bytes'], e['start'], t))
+            flows.append(e['id'], e['coflow'], e['src'], e['dst'],
+                         e['bytes'], e['start'], t)
             if e.get('urgency') is not None:
                 tensors.append((e['urgency'], e.get('ready', e['start']), t))
             if 'wrote' in e or 'first_read' in e:
                 sides[e['id']] = (e.get('wrote'), e.get('first_read'))
         elif k == 'links':
-            for name, u in e['util'].items():
-                link_util.setdefault(name, []).append((t, e['dt'], u))
+            link_util.add(t, e['dt'], e['util'])
         elif k == 'shifts':                # None: released
             for j, v in e['shifts'].items():
                 rec = shifts.setdefault(j, {'grid': None, 'gates': [],
@@ -128,8 +326,9 @@ def compute(evs):
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None,
          'log': {'start': started, 'ended': ended, 'stops': stops,
-                 'last_event': next((e['ev'] for e in reversed(evs)
-                                     if e['ev'] not in RUN_EVENTS), None)}}
+                 'last_event': last() if last else next(
+                     (e['ev'] for e in reversed(evs)
+                      if e['ev'] not in RUN_EVENTS), None)}}
     m['iteration_times'] = iteration_times(m)
     return m
 
@@ -557,11 +756,19 @@ def summarize(m, meta, incomplete=None):
               for sid, r in sorted(m['stages'].items())}
     dur = max(m['duration_s'], 1e-12)
     links = {}
-    for name, samples in sorted(m['links'].items()):
+    sums = m['links'].totals() if isinstance(m['links'], LinkSamples) \
+        else None
+    if sums is not None:         # summed as the events were read
+        for name in sorted(sums):
+            busy, peak = sums[name]
+            links[name] = {'mean_util': busy / dur, 'peak_util': peak}
+    for name, samples in sorted(m['links'].items()) if sums is None \
+            else ():
         busy = sum(dt * u for _, dt, u in samples)
         links[name] = {'mean_util': busy / dur,
                        'peak_util': max(u for _, _, u in samples)}
-    fct = [t - s for _, _, _, _, _, s, t in m['flows']]
+    fct = m['flows'].fct() if isinstance(m['flows'], Flows) else \
+        [t - s for _, _, _, _, _, s, t in m['flows']]
     ccts = [c['cct_s'] for c in coflows.values() if c['cct_s'] is not None]
     jcts = [j['jct_s'] for j in jobs.values() if j['jct_s'] is not None]
     # a job cut off (an unfinished run) or failed is not a slow one
@@ -622,6 +829,84 @@ def _write_csv(path, header, rows):
         w.writerows(rows)
 
 
+class _Reprs(dict):
+    """float -> repr (as the csv module writes a float), each value's
+    made once; a zero's is not kept (0.0 and -0.0 are one key)."""
+
+    def __missing__(self, x):
+        r = repr(x)
+        if x:
+            self[x] = r
+        return r
+
+
+class _Scaled(dict):
+    """float -> repr(float / scale), as _Reprs."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def __missing__(self, x):
+        r = repr(x / self.scale)
+        if x:
+            self[x] = r
+        return r
+
+
+class _CsvText(dict):
+    """str -> the csv module's text of it as a field (quoted where it
+    must be)."""
+
+    def __missing__(self, x):
+        buf = io.StringIO()
+        csv.writer(buf).writerow([x, ''])
+        r = self[x] = buf.getvalue()[:-3]      # less ',' and '\r\n'
+        return r
+
+
+FLOW_ROWS = 1 << 16       # flows.csv rows made and written at a time
+
+
+class _Tails(dict):
+    """(bytes, start, end) -> a flows.csv row's text from its bytes on
+    (bytes, bytes / scale, start, end, end - start): the flows of a
+    coflow that end together share it. Not kept where one is 0 (0.0 and
+    -0.0 are one key)."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.reprs, self.scaled = _Reprs(), _Scaled(scale)
+
+    def __missing__(self, key):
+        b, st, t = key
+        num = self.reprs.__getitem__
+        r = ','.join((num(b), self.scaled[b], num(st), num(t), num(t - st)))
+        if b and st and t:
+            self[key] = r
+        return r
+
+
+def _write_flows(path, header, fl, scale):
+    """flows.csv of a plain Flows: the text csv.writer gives its rows
+    ([id, coflow, src, dst, bytes, bytes / scale, start, end, end -
+    start]: ints as str, floats as repr, names quoted where they must
+    be), each distinct value's text made once, FLOW_ROWS at a time."""
+    names, tails = _CsvText(), _Tails(scale)
+    name, tail = names.__getitem__, tails.__getitem__
+    with open(path, 'w', newline='') as f:
+        csv.writer(f).writerow(header)
+        for a in range(0, len(fl), FLOW_ROWS):
+            b = a + FLOW_ROWS
+            f.write('\r\n'.join(map(','.join, zip(
+                map(str, fl.id[a:b]), map(name, fl.coflow[a:b]),
+                map(name, fl.src[a:b]), map(name, fl.dst[a:b]),
+                map(tail, zip(fl.bytes[a:b], fl.start[a:b],
+                              fl.end[a:b]))))) + '\r\n')
+            if len(tails) > 1 << 18:       # a long run's many ends
+                tails.clear()
+
+
 def write(out_dir, m, summary):
     """CSV files and summary.json into out_dir."""
     scale = summary.get('scale', 1.0)
@@ -646,11 +931,15 @@ def write(out_dir, m, summary):
                ['stage', 'start_s', 'end_s', 'sct_s'],
                [[s, r['start_s'], r['end_s'], r['sct_s']]
                 for s, r in summary['stages'].items()])
-    _write_csv(os.path.join(out_dir, 'flows.csv'),
-               ['id', 'coflow', 'src', 'dst', 'bytes', 'emulated_bytes',
-                'start_s', 'end_s', 'fct_s'],
-               ([i, c, s, d, b, b / scale, st, t, t - st]
-                for i, c, s, d, b, st, t in m['flows']))
+    head = ['id', 'coflow', 'src', 'dst', 'bytes', 'emulated_bytes',
+            'start_s', 'end_s', 'fct_s']
+    fl = m['flows']
+    if isinstance(fl, Flows) and fl.plain:
+        _write_flows(os.path.join(out_dir, 'flows.csv'), head, fl, scale)
+    else:
+        _write_csv(os.path.join(out_dir, 'flows.csv'), head,
+                   ([i, c, s, d, b, b / scale, st, t, t - st]
+                    for i, c, s, d, b, st, t in fl))
     _write_csv(os.path.join(out_dir, 'links.csv'),
                ['link', 'mean_util', 'peak_util'],
                [[k, r['mean_util'], r['peak_util']]
@@ -660,8 +949,22 @@ def write(out_dir, m, summary):
         f.write('\n')
 
 
-def from_log(path):
-    return compute(evlog.read(path))
+def from_log(path, cut=None):
+    """compute() of the event log at ``path``, read by events.scan (a
+    cut last line is left out, its number put in the list ``cut``)."""
+    seen = [0, None]         # the last event not of RUN_EVENTS: line, kind
+
+    def items():
+        for cols, evs, last_flow in evlog.scan(path, cut):
+            if cols is not None:
+                yield cols
+                if last_flow > seen[0]:
+                    seen[:] = last_flow, 'flow'
+            for n, e in evs:
+                yield e
+                if e['ev'] not in RUN_EVENTS and n > seen[0]:
+                    seen[:] = n, e['ev']
+    return compute(items(), last=lambda: seen[1])
 
 
 # --- a run that did not finish ----------------------------------------------
@@ -784,7 +1087,7 @@ def partial(path):
     began. A log that did end (the run was stopped while writing its
     results) gives the finished run's summary."""
     cut = []
-    m = compute(evlog.read(os.path.join(path, 'events.jsonl'), cut))
+    m = from_log(os.path.join(path, 'events.jsonl'), cut)
     record = _record(path)
     stop = stop_state(m, record, cut[0] if cut else None)
     return m, summarize(m, record.get('meta') or _meta_guess(path, m), stop)

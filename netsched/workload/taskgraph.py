@@ -515,6 +515,12 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         jp.bytes_per_iteration = 2 * N * model.bytes
         slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
         pieces = ps_pieces(tensors, model.bytes, slice_b)
+        # each piece's class and labels, made once for every iteration
+        piece_class = urgency_class(
+            [ti / len(tensors) if spec.lanes_by == 'position' else u
+             for ti, _, _, _, u in pieces], K).tolist() if pieces else []
+        piece_label = [('push ' + name, 'pull ' + name)
+                       for _, _, name, _, _ in pieces]
     else:
         ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
                      for w in range(N)]
@@ -549,6 +555,8 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     prio_order = spec.send_order == 'priority'
     prophet = _prophet_knobs(spec)
     factor = compute_factors(spec, jid, iterations, seed)
+    fwd_label = ['F%d' % li for li in range(L)]
+    bwd_label = ['B%d' % li for li in range(L)]
     for k in range(iterations):
         cf = '%s/%d' % (jid, k)
         plan.coflow_bytes[cf] = jp.bytes_per_iteration
@@ -564,13 +572,13 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                 last = plan.add('compute', h, jid, k, deps=deps,
                                 dur=fwd_ms[li] * spec.compute_scale
                                 * factor[k, w],
-                                label='F%d' % li, worker=w,
+                                label=fwd_label[li], worker=w,
                                 not_before=arrival if k == 0 else 0.0)
             for li in range(L - 1, -1, -1):
                 last = plan.add('compute', h, jid, k, deps=[last],
                                 dur=bwd_ms[li] * spec.compute_scale
                                 * factor[k, w],
-                                label='B%d' % li, worker=w)
+                                label=bwd_label[li], worker=w)
                 bwd[w][li] = last
             prev_last[w] = last
         received = [[] for _ in range(N)]       # per worker, this iteration
@@ -578,16 +586,15 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         if spec.pattern == 'ps':
             S = len(servers)
             nth = {}                          # tensor -> slices so far
-            for ti, li, name, size, u in pieces:
+            for (ti, li, name, size, u), c, (push_label, pull_label) in \
+                    zip(pieces, piece_class, piece_label):
                 s = ti % S
                 part = nth[ti] = nth.get(ti, -1) + 1
-                c = int(urgency_class(ti / len(tensors) if
-                                      spec.lanes_by == 'position' else u, K))
                 pushes = [plan.add('send', workers[w], jid, k,
                                    deps=[bwd[w][li]], dst=servers[s],
                                    bytes=size, coflow=cf,
                                    conn=push_conn[(w, s, c)],
-                                   label='push ' + name, prio=li,
+                                   label=push_label, prio=li,
                                    worker=w, urgency=u,
                                    position=ti / len(tensors),
                                    order=u if prio_order else None,
@@ -598,7 +605,7 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                     pull = plan.add('send', servers[s], jid, k, deps=pushes,
                                     dst=workers[w], bytes=size, coflow=cf,
                                     conn=pull_conn[(s, w, c)],
-                                    label='pull ' + name, prio=li,
+                                    label=pull_label, prio=li,
                                     worker=w, urgency=u,
                                     position=ti / len(tensors),
                                     order=u if prio_order else None)
@@ -611,13 +618,14 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                 prev = [None] * N
                 for st in range(steps):
                     cur = []
+                    label = 'bucket%d step%d' % (bi, st)
                     for w in range(N):
                         dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
                         cur.append(plan.add(
                             'send', workers[w], jid, k, deps=[dep],
                             dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
-                            conn=ring_conn[w], label='bucket%d step%d'
-                            % (bi, st), prio=first, worker=(w + 1) % N,
+                            conn=ring_conn[w], label=label,
+                            prio=first, worker=(w + 1) % N,
                             urgency=layer_start[first],
                             position=layer_pos[first],
                             order=layer_start[first] if prio_order
