@@ -41,6 +41,10 @@ from .. import topology as topo
 from ..errors import ConfigError
 
 AGENT_PORT = 7000
+# a parameter-server job's slices of one iteration at most: each is a
+# task of the plan per worker and server, and a slice of a few bytes would
+# make billions (VGG-16 in 64 KiB slices is 8,800)
+MAX_SLICES = 10000
 FIRST_SPORT = 20000
 # send orders whose gradient sends go through a host sender
 # (host.prophet.Sender; the task's ``prophet`` field)
@@ -514,6 +518,13 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
                      for s in range(S) for w in range(N) for c in range(K)}
         jp.bytes_per_iteration = 2 * N * model.bytes
         slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
+        if slice_b:                    # counted before any is made
+            n = sum(max(1, math.ceil(t.bytes / slice_b)) for _, t in tensors)
+            if n > MAX_SLICES:
+                raise ConfigError(
+                    'job %s: slice_mb %g cuts %s into %d sends an '
+                    'iteration; at most %d (a larger slice_mb)'
+                    % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
         pieces = ps_pieces(tensors, model.bytes, slice_b)
         # each piece's class and labels, made once for every iteration
         piece_class = urgency_class(

@@ -73,6 +73,25 @@ def test_slice_mb_is_only_for_ps_jobs():
         exp(bucket_mb=10.0)
 
 
+def test_slices_too_small_are_refused_before_any_is_made():
+    # ResNet-50's 161 tensors, 97.5 MB: 1e-6 MB slices would be about
+    # 10^8 sends an iteration (a check used to run for a minute and fill
+    # 10 GB); 0.1 MB ones are 1,039 (under the 10,000 cap)
+    with pytest.raises(ConfigError, match=r'job p: slice_mb 1e-06 cuts '
+                       r'resnet50 into \d+ sends an iteration; at most '
+                       r'10000'):
+        taskgraph.build(exp(slice_mb=1e-6))
+    # the policy's slice_mb (P3's) is held to the same cap
+    e = experiment.from_dict(dict(exp().raw, policy='p3', policy_params={
+        'p3': {'slice_mb': 1e-6}}), 'e.yaml')
+    with pytest.raises(ConfigError, match=r'slice_mb 1e-06'):
+        taskgraph.build(e)
+    m = models.get('resnet50')
+    n = sum(max(1, -(-t.bytes // (MB // 10))) for _, t in m.tensors())
+    assert n < taskgraph.MAX_SLICES
+    assert len(sends(taskgraph.build(exp(slice_mb=0.1)), 'push ')) >= n
+
+
 class Lanes(Policy):
     name = 'test-lanes'
 
