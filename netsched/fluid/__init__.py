@@ -168,11 +168,11 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     cap = np.r_[np.asarray(capacity, float), np.inf]
     residual = cap.copy()
     if explicit is not None:
-        e = np.nan_to_num(np.asarray(explicit, float), nan=0.0,
-                          posinf=0.0)
-        sel = np.flatnonzero(e > 0)
+        # the positive, finite rates (NaN and inf reserve nothing)
+        x = np.asarray(explicit, float)
+        sel = np.flatnonzero((x > 0) & (x < np.inf))
         if len(sel):
-            e = e[sel]
+            e = x[sel]
             fl = path_links[flow_path[sel]]
             fl = np.where(fl >= 0, fl, L)
             load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
@@ -180,7 +180,12 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
             with np.errstate(divide='ignore', invalid='ignore'):
                 over = np.where(load > cap, cap / load, 1.0)
             over[L] = 1.0
-            e = e * over[fl].min(axis=1)
+            # each flow's smallest factor, hop by hop (a reduction over
+            # the short axis costs several times as much; min is exact)
+            scale = over[fl[:, 0]] if fl.shape[1] else np.ones(len(e))
+            for h in range(1, fl.shape[1]):
+                np.minimum(scale, over[fl[:, h]], out=scale)
+            e = e * scale
             load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
                                minlength=L + 1)
             residual = np.maximum(cap - load, 0.0)
