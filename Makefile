@@ -47,7 +47,8 @@ bench-workload: setup
 	$(PY) benchmarks/workload_bench.py
 
 bench-sim: setup
-	$(PY) benchmarks/sim_bench.py
+	$(PY) benchmarks/sim_bench.py --reps 3 --skip-fattree
+	$(PY) benchmarks/sim_bench.py --scale 8,16,24,32
 
 bench-controller: setup
 	$(PY) benchmarks/controller_bench.py
