@@ -1,7 +1,8 @@
 """Simulator benchmark: the Facebook coflow trace under every baseline
 (average and p95 CCT, wall time, and the speed-up over CoflowSim's run
-of the same scheduler, as benchmarks/reference_bench.py records it), and a k=16 fat-tree (1024 hosts) with a
-synthetic DL workload of more than 10,000 flows (wall time).
+of the same scheduler, as benchmarks/reference_bench.py records it),
+and a k=16 fat-tree (1024 hosts) with a synthetic DL workload of more
+than 10,000 flows (wall time).
 
     .venv/bin/python benchmarks/sim_bench.py [--trace PATH] [--limit N]
         [--policies fair,varys,...] [--skip-fattree] [--reps N]
