@@ -43,6 +43,12 @@ from .. import fluid, qos
 from .. import topology as topo
 from ..errors import NetschedError
 
+# how long an adopted scheduler rule waits for its host's agent: an agent
+# tries to register again for 30 s after losing the controller
+# (host.agent.ControllerLink.GIVE_UP_S); past that it never will, and
+# nothing else would remove the rule
+ADOPT_GRACE_S = 35.0
+
 
 class ControllerCore:
     """Everything the controller decides, without a framework: the app
@@ -83,6 +89,7 @@ class ControllerCore:
         self.ports_known = set()        # switches whose ports were listed
         self.routes_pending = {}        # dpid -> when adopted, routes kept
         self.adopted = {}               # dpid -> {key: scheduler rule held}
+        self.adopted_at = {}            # dpid -> when those were adopted
         self.adoptions = {}             # dpid -> 'adopt' record, for the app
         self._rule_ids = set()          # manual rule ids made or recovered
         self.serials_held_since = None  # agents back before the switches
@@ -205,6 +212,7 @@ class ControllerCore:
                 + [adopt.serial(m.cookie) for m in sched])
         if kept:
             self.adopted[dpid] = kept
+            self.adopted_at[dpid] = now
         else:
             self.adopted.pop(dpid, None)
         touched = {adopt.key(m) for m in mods}
@@ -398,6 +406,8 @@ class ControllerCore:
             else self.scheduler.step(now)
         if self.adopted and out.decided:
             self._replace_adopted(out)
+        if self.adopted:
+            self._expire_adopted(out, now)
         if self.circuits is not None and self.circuits_ready():
             self._add_circuits(out, self.circuits.step(now, self._demand()))
         out.mods = self._connected_only(out.mods)
@@ -424,6 +434,20 @@ class ControllerCore:
                 out.mods.setdefault(dpid, []).extend(dels)
             if not kept:
                 del self.adopted[dpid]
+
+    def _expire_adopted(self, out, now):
+        """The scheduler rules adopted ADOPT_GRACE_S ago or more whose
+        hosts never registered go (their agents died or gave up while the
+        controller was away): deleted, with an ``adopt_expired`` record."""
+        for dpid in sorted(self.adopted):
+            if now - self.adopted_at[dpid] < ADOPT_GRACE_S:
+                continue
+            kept = self.adopted.pop(dpid)
+            out.mods.setdefault(dpid, []).extend(
+                adopt.delete(m) for m in kept.values())
+            out.log.append({'kind': 'adopt_expired', 't': now,
+                            'switch': self.switch_of.get(dpid, str(dpid)),
+                            'flow_mods': len(kept), 'applied_ms': None})
 
     def on_confirmed(self, token, now):
         """Every switch answered the barrier of a circuit step's

@@ -330,6 +330,34 @@ def test_scheduler_rules_stay_until_a_decision_after_their_hosts_return():
         == 3
 
 
+def test_adopted_rules_whose_agents_never_return_go_after_the_grace():
+    # sl adopted at 1.0 with hl0's rule (coflow 1) and hl1's (coflow 2);
+    # hl0 returns and the decision replaces its rule; hl1's agent never
+    # does: its rule stays until 1.0 + ADOPT_GRACE_S (36.0), then goes
+    from netsched.control import core as core_mod
+    tables = _first_run_tables()
+    c = sebf()
+    ports_up(c)
+    c.on_connect(SL, tables[SL].table(), 1.0)
+    c.on_connect(SR, tables[SR].table(), 1.0)
+    register(c, 'hl0', 1.0, started=[[1, 0.1]], done=[])
+    out = c.step(1.0)
+    tables[SL].apply(out.mods[SL])
+    assert tables[SL].cookies() == {R: 9, S(3): 1, S(2): 1}
+    assert core_mod.ADOPT_GRACE_S == 35.0
+    assert c.step(35.9).mods == {}
+    assert c.handle({'op': 'status'}).reply['adopted_schedule_rules'] == 1
+    out = c.step(36.0)
+    (old,) = [m for m in tables[SL].table() if m.cookie == S(2)]
+    assert out.mods == {SL: [adopt.delete(old)]}
+    assert out.log == [{'kind': 'adopt_expired', 't': 36.0, 'switch': 'sl',
+                        'flow_mods': 1, 'applied_ms': None}]
+    tables[SL].apply(out.mods[SL])
+    assert tables[SL].cookies() == {R: 9, S(3): 1}
+    assert c.handle({'op': 'status'}).reply['adopted_schedule_rules'] == 0
+    assert c.step(37.0).mods == {}                  # once
+
+
 def test_a_reregistration_is_taken_once_and_late_reports_are_harmless():
     c = sebf()
     for d in (SL, SR):
