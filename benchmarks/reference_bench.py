@@ -75,6 +75,37 @@ def _pct(a, b):
     return None if a is None or b is None else 100.0 * (a - b) / b
 
 
+def _side_by_side(row, tool, ccts, run, same):
+    """``row`` with the tool's own run ``run`` (average CCT s, {coflow:
+    CCT s}, wall s) under ``tool``_avg_cct_s and ``tool``_wall_s, and
+    how many of netsched's ``ccts`` are ``same(netsched's, the tool's)``."""
+    avg, tccts, wall = run
+    row.update({tool + '_avg_cct_s': avg, tool + '_wall_s': wall,
+                'diff_vs_run_pct': _pct(row['netsched_avg_cct_s'], avg),
+                'same_ccts': sum(1 for c, v in tccts.items()
+                                 if c in ccts and same(ccts[c], v)),
+                'coflows': len(tccts),
+                'speedup': wall / row['netsched_wall_s']})
+
+
+def _print_row(head, digits, pol, name, row, tool):
+    """One line of a section's table (``head``: its first two columns'
+    formats; CCTs with ``digits`` decimals; the tool's run if it ran,
+    else its recorded wall time)."""
+    ran = tool + '_wall_s' in row
+    rec, rec_wall = row['recorded_avg_cct_s'], row['recorded_wall_s']
+    print((head + ' %11.*f %11s %8s %9.1f %9.1f %11s %10s %9s') % (
+        pol, name, digits, row['netsched_avg_cct_s'],
+        '%.*f' % (digits, rec) if rec else '-',
+        '%+.2f' % row['diff_pct'] if rec else '-', row['netsched_wall_s'],
+        row['model_s'] or 0,
+        '%.*f' % (digits, row[tool + '_avg_cct_s']) if ran else '-',
+        '%.1f' % row[tool + '_wall_s'] if ran else
+        ('%.1f' % rec_wall if rec_wall else '-'),
+        '%d/%d' % (row['same_ccts'], row['coflows']) if ran else '-'),
+        flush=True)
+
+
 # --- CoflowSim, built and run under /tmp ----------------------------------
 
 def build_coflowsim(src):
@@ -155,23 +186,12 @@ def coflowsim(a, res, save):
         sec['policies'][pol] = row
         save()
         if work:
-            cavg, cccts, cwall = run_coflowsim(
-                work, sched, _trimmed(a.trace, a.limit, work))
-            same = sum(1 for c, v in cccts.items()
-                       if c in ccts and abs(ccts[c] - v) < 5e-4)
-            row.update(coflowsim_avg_cct_s=cavg, coflowsim_wall_s=cwall,
-                       diff_vs_run_pct=_pct(avg, cavg),
-                       same_ccts=same, coflows=len(cccts),
-                       speedup=cwall / wall)
+            # to the ms, as it prints them
+            _side_by_side(row, 'coflowsim', ccts, run_coflowsim(
+                work, sched, _trimmed(a.trace, a.limit, work)),
+                lambda x, v: abs(x - v) < 5e-4)
             save()
-        print('%-6s %-5s %11.3f %11s %8s %9.1f %9.1f %11s %10s %9s' % (
-            pol, sched, avg, '%.2f' % rec if rec else '-',
-            '%+.2f' % row['diff_pct'] if rec else '-', wall, model_s or 0,
-            '%.3f' % row['coflowsim_avg_cct_s'] if work else '-',
-            '%.1f' % row['coflowsim_wall_s'] if work else
-            ('%.1f' % rec_wall if rec_wall else '-'),
-            '%d/%d' % (row['same_ccts'], row['coflows']) if work else '-'),
-            flush=True)
+        _print_row('%-6s %-5s', 3, pol, sched, row, 'coflowsim')
 
 
 # --- Sincronia's offline simulator, built and run under /tmp -------------
@@ -295,23 +315,12 @@ def sincronia(a, res, save):
         sec['policies'][pol] = row
         save()
         if work:
-            savg, sccts, swall = run_sincronia(work, args, given, unit_s)
             # it prints 6 significant digits
-            same = sum(1 for c, v in sccts.items()
-                       if c in ccts and abs(ccts[c] - v) <= 1e-5 * v + 1e-9)
-            row.update(offline_avg_cct_s=savg, offline_wall_s=swall,
-                       diff_vs_run_pct=_pct(avg, savg),
-                       same_ccts=same, coflows=len(sccts),
-                       speedup=swall / wall)
+            _side_by_side(row, 'offline', ccts, run_sincronia(
+                work, args, given, unit_s),
+                lambda x, v: abs(x - v) <= 1e-5 * v + 1e-9)
             save()
-        print('%-9s %-11s %11.4f %11s %8s %9.1f %9.1f %11s %10s %9s' % (
-            pol, args, avg, '%.4f' % rec if rec else '-',
-            '%+.2f' % row['diff_pct'] if rec else '-', wall, model_s or 0,
-            '%.4f' % row['offline_avg_cct_s'] if work else '-',
-            '%.1f' % row['offline_wall_s'] if work else
-            ('%.1f' % rec_wall if rec_wall else '-'),
-            '%d/%d' % (row['same_ccts'], row['coflows']) if work else '-'),
-            flush=True)
+        _print_row('%-9s %-11s', 4, pol, args, row, 'offline')
 
 
 SECTIONS = {'coflowsim': coflowsim, 'sincronia': sincronia}

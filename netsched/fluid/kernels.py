@@ -364,6 +364,20 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     return 0;
 }
 
+/* FlowTable.finish's test for one flow: rem <= max(rate * max(rel_tol
+   * (now - start), resolution) / 8, 1e-6). */
+static int is_done(double rem, double rate, double start, double now,
+                   double rel_tol, double resolution)
+{
+    double win = rel_tol * (now - start);
+    if (!(win >= resolution))
+        win = resolution;
+    double lim = rate * win / 8.0;
+    if (!(lim >= 1e-6))
+        lim = 1e-6;
+    return rem <= lim;
+}
+
 /* The active flows ran dt at their rates (sim/flows.py, FlowTable.send):
    rem -= rate * dt / 8, and each flow's bytes added to its coflow's
    entry of acc (zeros on entry) in flow order, as numpy's bincount adds
@@ -390,13 +404,7 @@ int64_t ns_send_done(int64_t F, const double *rate, double *rem,
         double s = rate[i] * dt / 8.0;
         rem[i] -= s;
         acc[cof[i]] += s;
-        double win = rel_tol * (now - start[i]);
-        if (!(win >= resolution))
-            win = resolution;
-        double lim = rate[i] * win / 8.0;
-        if (!(lim >= 1e-6))
-            lim = 1e-6;
-        if (rem[i] <= lim)
+        if (is_done(rem[i], rate[i], start[i], now, rel_tol, resolution))
             done_pos[nd++] = i;
     }
     return nd;
@@ -439,16 +447,9 @@ int64_t ns_done(int64_t F, const double *rem, const double *rate,
                 double resolution, int64_t *done_pos)
 {
     int64_t nd = 0;
-    for (int64_t i = 0; i < F; i++) {
-        double win = rel_tol * (now - start[i]);
-        if (!(win >= resolution))
-            win = resolution;
-        double lim = rate[i] * win / 8.0;
-        if (!(lim >= 1e-6))
-            lim = 1e-6;
-        if (rem[i] <= lim)
+    for (int64_t i = 0; i < F; i++)
+        if (is_done(rem[i], rate[i], start[i], now, rel_tol, resolution))
             done_pos[nd++] = i;
-    }
     return nd;
 }
 
