@@ -108,9 +108,54 @@ def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
     report = {'metric': metric, 'tie': tie, 'totals': totals,
               'sim_packets': exps['sim', policies[0]].sim_packets,
               'ranking': {b: ranking(totals[b]) for b in BACKENDS},
-              'errors': errs, 'disagreements': bad, 'agree': not bad}
+              'errors': errs, 'disagreements': bad, 'agree': not bad,
+              'emulator': {p: emulator_health(
+                  os.path.join(out_dir, 'emu-' + p), summaries['emu', p])
+                  for p in policies},
+              'parts': {p: parts(summaries['sim', p], summaries['emu', p])
+                        for p in policies}}
     _save(out_dir, report)
     return report
+
+
+def emulator_health(out, summary):
+    """What the emulator's run measured of itself that moves its totals
+    away from the fluid model's: TCP timeouts (and the connection longest
+    in timeout recovery), packets dropped, the longest time no transfer
+    finished and how many were in flight then, and the controller's
+    decisions with the slowest one's time to the switches. A
+    disagreement is read against these (docs/emulation.md)."""
+    try:
+        with open(os.path.join(out, 'run.json')) as f:
+            info = json.load(f).get('backend_info') or {}
+    except (OSError, ValueError):
+        info = {}
+    rto = info.get('tcp_rto_recovery_s_by_connection') or {}
+    worst = max(rto, key=rto.get) if rto else None
+    gap = summary.get('longest_gap') or {}
+    ctl = info.get('controller') or {}
+    return {
+        'tcp_retransmits': info.get('tcp_retransmits'),
+        'tcp_timeouts': sum((info.get('tcp_timeouts_by_host') or {})
+                            .values()),
+        'rto_recovery_worst': [worst, rto[worst]] if worst else None,
+        'drops': sum(info.get(k) or 0 for k in ('queue_drops',)) + sum(
+            sum((info.get(k) or {}).values())
+            for k in ('ovs_drops_by_port', 'socket_drops_by_port')),
+        'longest_gap_s': gap.get('gap_s'),
+        'longest_gap_in_flight': gap.get('in_flight'),
+        'decisions': ctl.get('decisions'),
+        'applied_ms_max': ctl.get('applied_ms_max'),
+    }
+
+
+def parts(sim, emu):
+    """Each stage's completion time (else each job's) on both backends:
+    where a total's difference comes from."""
+    key, val = ('stages', 'sct_s') if sim.get('stages') else \
+        ('jobs', 'jct_s')
+    a, b = sim.get(key) or {}, emu.get(key) or {}
+    return {k: [a[k].get(val), (b.get(k) or {}).get(val)] for k in sorted(a)}
 
 
 def _save(out_dir, report):
@@ -140,6 +185,23 @@ def table(report):
     for b in BACKENDS:
         lines.append('%s ranking (best first): %s'
                      % (b, ' < '.join(report['ranking'][b])))
+    for p, h in sorted(report.get('emulator', {}).items()):
+        w = h.get('rto_recovery_worst')
+        lines.append(
+            'emu %s: %s TCP timeouts (%s retransmits%s), %s drops, longest '
+            'stall %s s with %s in flight, %s decisions (slowest applied '
+            'in %s ms)' % (
+                p, h['tcp_timeouts'], h['tcp_retransmits'],
+                '; %s %.2f s in timeout recovery' % tuple(w) if w else '',
+                h['drops'], f(h['longest_gap_s'], '%.3f'),
+                h['longest_gap_in_flight'], h['decisions'],
+                h['applied_ms_max']))
+    apart = sorted({p for pq in report.get('disagreements') or ()
+                    for p in pq} & set(report.get('parts') or ()))
+    for p in apart:
+        lines.append('%s sim/emu: %s' % (p, ', '.join(
+            '%s %s/%s' % (k, f(a, '%.3f'), f(b, '%.3f'))
+            for k, (a, b) in report['parts'][p].items())))
     if report['agree']:
         lines.append('the backends rank the policies the same way '
                      '(ties within %g%%)' % (100 * report['tie']))

@@ -61,3 +61,51 @@ def test_table_of_a_report_read_back_from_its_json():
     back = json.loads(json.dumps(rep))
     assert back['disagreements'] == [['a', 'b']]
     assert 'the backends DISAGREE on: a vs b' in crosscheck.table(back)
+
+
+def test_the_emulators_own_measures_and_the_parts_of_a_disagreement(
+        tmp_path):
+    """What the emulator's run recorded of itself (run.json's backend_info,
+    the summary's longest gap) and, for the policies of a disagreeing
+    pair, each stage on both backends: a failed crosscheck names where
+    its difference came from."""
+    import json
+    out = tmp_path / 'emu-a'
+    out.mkdir()
+    (out / 'run.json').write_text(json.dumps({'backend_info': {
+        'tcp_retransmits': 126,
+        'tcp_timeouts_by_host': {'hl0': 2, 'hr3': 5},
+        'tcp_rto_recovery_s_by_connection': {'hl0#0': 0.55, 'hr3#7': 1.28},
+        'queue_drops': 1, 'ovs_drops_by_port': {'s1-eth1': 2},
+        'socket_drops_by_port': {},
+        'controller': {'decisions': 184, 'applied_ms_max': 53.7}}}))
+    emu = {'longest_gap': {'gap_s': 0.436, 'in_flight': 1},
+           'stages': {'x/s0': {'sct_s': 3.75}, 'x/s1': {'sct_s': 0.53}}}
+    sim = {'stages': {'x/s0': {'sct_s': 3.0}, 'x/s1': {'sct_s': 0.5}}}
+    h = crosscheck.emulator_health(str(out), emu)
+    # 2 + 5 timeouts; 1 tc drop + 2 OVS drops; the worst connection hr3#7
+    assert h == {'tcp_retransmits': 126, 'tcp_timeouts': 7,
+                 'rto_recovery_worst': ['hr3#7', 1.28], 'drops': 3,
+                 'longest_gap_s': 0.436, 'longest_gap_in_flight': 1,
+                 'decisions': 184, 'applied_ms_max': 53.7}
+    # a run that wrote no run.json (it failed early) has nothing to say
+    assert crosscheck.emulator_health(str(tmp_path / 'none'), {})[
+        'tcp_timeouts'] == 0
+    rep = {'metric': 'avg_sct_s', 'tie': 0.05,
+           'totals': {'sim': {'a': 1.0, 'b': 2.0},
+                      'emu': {'a': 2.0, 'b': 1.0}},
+           'errors': {p: {'job jct_s': 0.1, 'coflow cct_s': 0.1}
+                      for p in 'ab'},
+           'ranking': {'sim': ['a', 'b'], 'emu': ['b', 'a']},
+           'disagreements': [('a', 'b')], 'agree': False,
+           'emulator': {'a': h},
+           'parts': {'a': crosscheck.parts(sim, emu),
+                     'b': crosscheck.parts({'jobs': {'j': {'jct_s': 1.0}}},
+                                           {'jobs': {}})}}
+    t = crosscheck.table(json.loads(json.dumps(rep)))
+    assert ('emu a: 7 TCP timeouts (126 retransmits; hr3#7 1.28 s in '
+            'timeout recovery), 3 drops, longest stall 0.436 s with 1 in '
+            'flight, 184 decisions (slowest applied in 53.7 ms)') in t
+    assert 'a sim/emu: x/s0 3.000/3.750, x/s1 0.500/0.530' in t
+    # a job the emulator did not finish shows as such
+    assert 'b sim/emu: j 1.000/-' in t
