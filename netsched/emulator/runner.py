@@ -62,7 +62,7 @@ class Coordinator:
         self.received = set()
         # per transfer, the sender's last write and the receiver's first
         # read (host clock): which side a stall is on
-        self.wrote, self.first_read = {}, {}
+        self.first_read = {}
         self.off_sends = self.off_marks = 0
         self.coflow_left = {}
         self.coflow_send = {}                # coflow -> one of its sends
@@ -256,6 +256,10 @@ class Coordinator:
         self.timeouts[h] = m.get('timeouts')
         if m.get('tcp_cc'):
             self.tcp_cc.add(m['tcp_cc'])
+        if m.get('wrote'):
+            self.log.write(time.monotonic() - self.t0, 'writes', host=h,
+                           wrote={k: round(v - self.t0, 9)
+                                  for k, v in m['wrote'].items()})
 
     def _on_error(self, h, m):
         raise AgentFailed('agent on %s: %s (log: %s)'
@@ -341,9 +345,6 @@ class Coordinator:
         if t.id in self.early:              # its end was read first
             self._finished(t, self.early.pop(t.id))
 
-    def _on_wrote(self, h, m):
-        self.wrote[m['task']] = m['t']
-
     def _on_recv(self, h, m):
         """Two agents' messages may cross: a short transfer's end can be
         read before its start; it is logged when both are known."""
@@ -364,10 +365,9 @@ class Coordinator:
         self.received.add(t.id)
         extra = {} if t.urgency is None else {'ready': ready - t0,
                                               'urgency': t.urgency}
-        for k, at in (('wrote', self.wrote.pop(t.id, None)),
-                      ('first_read', self.first_read.pop(t.id, None))):
-            if at is not None:
-                extra[k] = round(at - t0, 9)
+        at = self.first_read.pop(t.id, None)
+        if at is not None:
+            extra['first_read'] = round(at - t0, 9)
         self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
                        src=t.host, dst=t.dst, bytes=t.bytes,
                        start=start - t0, **extra)

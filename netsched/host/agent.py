@@ -336,11 +336,13 @@ class Agent:
         # those asked for
         self.senders, self.wakes, self.woken = {}, [], set()
         # listen, then connect out (the coordinator orders the phases)
-        # ``drain``: the experiment's measuring knob emulator.drain
-        # (the sender's last write per transfer is not reported: a
-        # message per transfer from the data path slowed it)
+        # ``drain``: the experiment's measuring knob emulator.drain.
+        # Each transfer's last write is kept here and sent once, with
+        # bye: a message per transfer from the data path slowed it
+        self.wrote = {}
         self.net = Transport(self.scale, self.cls, self.rate, self.inbox,
-                             self._started, drain=plan.get('drain', True))
+                             self._started, drain=plan.get('drain', True),
+                             on_written=self._written)
         self.net.report_sent = any(t.get('prophet') for t in plan['tasks'])
         self.net.listen(plan['listen_port'], plan['n_in'])
         self.tell(op='listening')
@@ -440,6 +442,11 @@ class Agent:
             self.woken.add((w, job))
             heapq.heappush(self.wakes, (w, job))
 
+    def _written(self, t, at):
+        """A sender thread wrote a transfer's last byte (one dict store:
+        the threads write distinct keys)."""
+        self.wrote[t['id']] = at
+
     def _report_progress(self, now):
         """Bytes acknowledged so far of each transfer in flight, in
         data-center bytes, for policies that rank by bytes sent (Aalo)."""
@@ -452,7 +459,9 @@ class Agent:
         """Report this agent's CPU time (the benchmark's overhead), its
         connections' TCP retransmissions, retransmission timeouts and
         time in recovery from them, and the host's TCP timeouts during
-        the run (fidelity diagnostics: was a result shaped by loss?)."""
+        the run (fidelity diagnostics: was a result shaped by loss?),
+        and when each of its transfers' last byte was written (which
+        side a stall was on)."""
         import resource
         ru = resource.getrusage(resource.RUSAGE_SELF)
         net = getattr(self, 'net', None)
@@ -469,6 +478,8 @@ class Agent:
                       paused_by_conn={str(k): round(v, 4)
                                       for k, v in paused.items()},
                       tcp_cc=net.congestion_control() if net else None,
+                      wrote={str(k): v for k, v in
+                             dict(getattr(self, 'wrote', {})).items()},
                       timeouts=None if now is None or before is None
                       else now - before)
         except OSError:

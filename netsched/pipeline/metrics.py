@@ -241,7 +241,7 @@ def compute(evs, last=None):
     stage_start = {}
     outages = []                  # faults: links down/up, the reroutes
     failed = {}                   # job -> why it failed (an agent killed)
-    sides = {}                    # emulator: flow -> (last write, 1st read)
+    wrote, reads = {}, {}         # emulator: flow -> last write, 1st read
     started, ended, stops = None, False, []   # the run's own records
     workers = {}                  # job -> iter events that end an iteration
     for e in evs:
@@ -283,8 +283,10 @@ def compute(evs, last=None):
                          e['bytes'], e['start'], t)
             if e.get('urgency') is not None:
                 tensors.append((e['urgency'], e.get('ready', e['start']), t))
-            if 'wrote' in e or 'first_read' in e:
-                sides[e['id']] = (e.get('wrote'), e.get('first_read'))
+            if 'first_read' in e:
+                reads[e['id']] = e['first_read']
+        elif k == 'writes':               # an agent's, when it ended
+            wrote.update((int(i), w) for i, w in e['wrote'].items())
         elif k == 'links':
             link_util.add(t, e['dt'], e['util'])
         elif k == 'shifts':                # None: released
@@ -322,7 +324,8 @@ def compute(evs, last=None):
          'stages': stages, 'flows': flows, 'links': link_util,
          'tensors': tensors, 'duration_s': t_end, 'shifts': shifts,
          'placements': placements, 'faults': outages, 'failed': failed,
-         'sides': sides,
+         'sides': {i: (wrote.get(i), reads.get(i))
+                   for i in set(wrote) | set(reads)},
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None,
          'log': {'start': started, 'ended': ended, 'stops': stops,

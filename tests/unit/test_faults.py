@@ -451,19 +451,25 @@ def test_the_simulator_holds_the_last_decision_while_the_controller_is_down():
 # --- which side a stall is on (issue 27, item 6) ----------------------------
 
 def test_the_longest_gap_says_which_side_each_transfer_was_on():
-    def flow(i, start, end, wrote=None, first=None):
+    wrote = {}
+
+    def flow(i, start, end, last_write=None, first=None):
         e = {'t': end, 'ev': 'flow', 'id': i, 'coflow': 'c', 'src': 'a',
              'dst': 'b', 'bytes': 1, 'start': start}
-        if wrote is not None:
-            e.update(wrote=wrote, first_read=first)
+        if first is not None:
+            e['first_read'] = first
+        if last_write is not None:
+            wrote[str(i)] = last_write
         return e
     evs = [flow(0, 0.0, 0.1, 0.05, 0.02),
            # nothing ends from 0.1 to 0.6 while 1 to 4 are in flight
            flow(1, 0.05, 0.6, 0.58, 0.06),     # ends the gap
            flow(2, 0.2, 0.7, 0.65, 0.21),      # last byte written at 0.65
            flow(3, 0.3, 0.8, 0.31, 0.62),      # written, first read 0.62
-           flow(4, 0.35, 0.9, 0.36, 0.40),     # read from 0.40 on
-           {'t': 0.9, 'ev': 'run_end'}]
+           flow(4, 0.35, 0.9, 0.36, 0.40)]     # read from 0.40 on
+    # the senders' last writes come at the end, with each agent's bye
+    evs += [{'t': 0.9, 'ev': 'writes', 'host': 'a', 'wrote': wrote},
+            {'t': 0.9, 'ev': 'run_end'}]
     gap = metrics.longest_gap(metrics.compute(evs))
     # ends at 0.1, 0.6, 0.7, 0.8, 0.9: the longest wait is 0.1 -> 0.6
     assert (gap['from_s'], gap['to_s']) == (0.1, 0.6)
@@ -473,9 +479,14 @@ def test_the_longest_gap_says_which_side_each_transfer_was_on():
     # was written but its first bytes were read only after, 4 was being
     # read
     assert sides == {2: 'writing', 3: 'in the network', 4: 'reading'}
+    # without the writes (an agent lost before its bye) the sender still
+    # writing 2 is not seen: its first bytes were read, so 'reading'
+    m = metrics.compute(evs[:5] + evs[-1:])
+    assert m['sides'][2] == (None, 0.21)
+    assert {t['id']: t['side'] for t in metrics.longest_gap(m)[
+        'transfers']}[2] == 'reading'
     # the simulator's flows carry no sides: no gap in its summary
-    assert metrics.compute(evs[:1])['sides'] == {0: (0.05, 0.02)}
-    plain = [dict(e) for e in evs]
+    plain = [dict(e) for e in evs if e['ev'] != 'writes']
     for e in plain:
-        e.pop('wrote', None), e.pop('first_read', None)
+        e.pop('first_read', None)
     assert metrics.compute(plain)['sides'] == {}
