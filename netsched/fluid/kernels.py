@@ -36,36 +36,110 @@ SOURCE = r'''
 #include <stdlib.h>
 #include <string.h>
 
-/* Work arrays of one allocation: per link (L), per path (P), per flow
-   (F); groups (flows of one level on one path) number at most F. */
+/* Work arrays of one allocation: per link (L) and per flow (F). */
 typedef struct {
     double *n;           /* live flows per link (zero between levels) */
     int64_t *off, *end;  /* a link's slice of lst */
-    int64_t *touched, *used, *full;
+    int64_t *used, *full;
     char *isfull;
-    int64_t *lst;        /* groups per link, G * H */
-    char *active;        /* per group */
-    int64_t *gidx;       /* path -> group of this level, -1: none */
-    int64_t *gpath;      /* group -> path */
-    double *gw;          /* group -> its number of flows */
-    double *grate;       /* group -> rate */
-    int64_t *gl;         /* group -> its links, H each, -1 padded */
+    int64_t *live;       /* the level's flows not yet frozen */
+    int64_t nlive;
+    int64_t *lst;        /* positions in live per link, nlive * H */
+    char *active;        /* per position in live: not yet frozen */
+    int csr;             /* freezing through lst (else by scanning) */
     int64_t H;
-    int64_t *fgroup;     /* flow (position in its level) -> group */
+    const int64_t *pt, *fpath;
+    double *rate;
 } work;
+
+/* After this many rounds of one level, the flows left are indexed by
+   link (lst) rather than scanned at every round: a level filled in a
+   round or two (the usual case) never pays for the index. */
+#define SCAN_ROUNDS 3
+
+/* Freezing by scanning: every live flow crossing a full link gets the
+   level and leaves its links' counts; the others stay, in order. */
+static void freeze_scan(double level, work *w)
+{
+    int64_t k, h, keep = 0, H = w->H;
+    for (k = 0; k < w->nlive; k++) {
+        int64_t f = w->live[k];
+        const int64_t *p = w->pt + w->fpath[f] * H;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0 && w->isfull[p[h]])
+                break;
+        if (h == H) {
+            w->live[keep++] = f;
+            continue;
+        }
+        w->rate[f] = level;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->n[p[h]] -= 1.0;
+    }
+    w->nlive = keep;
+}
+
+/* Freezing through the index: the flows on link l that are still live
+   get the level, and leave their other links' counts. */
+static void freeze_link(int64_t l, double level, work *w)
+{
+    int64_t j, h, H = w->H;
+    for (j = w->off[l]; j < w->end[l]; j++) {
+        int64_t k = w->lst[j];
+        if (!w->active[k])
+            continue;
+        w->active[k] = 0;
+        int64_t f = w->live[k];
+        w->rate[f] = level;
+        const int64_t *p = w->pt + w->fpath[f] * H;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->n[p[h]] -= 1.0;
+    }
+}
+
+/* The live flows indexed by link: every link of a live flow has a live
+   count, so it is among used[0..nused). */
+static void index_links(int64_t nused, work *w)
+{
+    int64_t i, k, h, H = w->H, acc = 0;
+    for (i = 0; i < nused; i++)
+        w->off[w->used[i]] = 0;
+    for (k = 0; k < w->nlive; k++) {
+        const int64_t *p = w->pt + w->fpath[w->live[k]] * H;
+        w->active[k] = 1;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->off[p[h]]++;
+    }
+    for (i = 0; i < nused; i++) {
+        int64_t l = w->used[i], c = w->off[l];
+        w->off[l] = w->end[l] = acc;
+        acc += c;
+    }
+    for (k = 0; k < w->nlive; k++) {
+        const int64_t *p = w->pt + w->fpath[w->live[k]] * H;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0)
+                w->lst[w->end[p[h]]++] = k;
+    }
+    w->csr = 1;
+}
 
 /* The rounds of progressive filling over the links used[0..nused)
    (live counts in n): every round the smallest share over them, added to
    the level; the links within rel_tol of full (and the one with that
-   share) are full, and freeze(l, level) removes what crosses each of
-   them from the other links' counts. fluid's _fill, operation for
-   operation. */
+   share) are full, and the flows crossing them are frozen at the level
+   and leave the other links' counts. fluid's _fill, operation for
+   operation: its groups (flows of one path) count as their flows, and
+   the counts are sums of ones, exact in any order. */
 static void rounds(int64_t nused, double *res, const double *cap,
-                   double rel_tol,
-                   void (*freeze)(int64_t, double, work *), work *w)
+                   double rel_tol, work *w)
 {
-    int64_t i;
+    int64_t i, nr = 0;
     double level = 0.0;
+    w->csr = 0;
     while (nused > 0) {
         /* the smallest share; ties: the lowest link index (numpy's
            argmin over links in index order) */
@@ -96,8 +170,11 @@ static void rounds(int64_t nused, double *res, const double *cap,
         }
         for (i = 0; i < nf; i++)
             res[w->full[i]] = 0.0;
-        for (i = 0; i < nf; i++)
-            freeze(w->full[i], level, w);
+        if (w->csr)
+            for (i = 0; i < nf; i++)
+                freeze_link(w->full[i], level, w);
+        else
+            freeze_scan(level, w);
         for (i = 0; i < nf; i++) {
             w->n[w->full[i]] = 0.0;
             w->isfull[w->full[i]] = 0;
@@ -108,131 +185,57 @@ static void rounds(int64_t nused, double *res, const double *cap,
             else
                 w->used[i] = w->used[--nused];
         }
+        if (!w->csr && ++nr >= SCAN_ROUNDS && nused > 0)
+            index_links(nused, w);
     }
 }
 
-/* Freezing by groups: the groups on link l that are still live get the
-   level, and leave their other links' counts. */
-static void freeze_groups(int64_t l, double level, work *w)
-{
-    int64_t j, h, H = w->H;
-    for (j = w->off[l]; j < w->end[l]; j++) {
-        int64_t g = w->lst[j];
-        if (!w->active[g])
-            continue;
-        w->active[g] = 0;
-        w->grate[g] = level;
-        const int64_t *p = w->gl + g * H;
-        for (h = 0; h < H; h++)
-            if (p[h] >= 0)
-                w->n[p[h]] -= w->gw[g];
-    }
-}
-
-/* Progressive filling of the groups 0..ng of one priority level (their
-   links in gl, their flows in gw): fluid's _fill. Groups crossing a
-   link that is already full get nothing (fluid's _by_level). */
-static void fill(int64_t ng, int64_t H, double *res, const double *cap,
-                 double rel_tol, work *w)
-{
-    int64_t nt = 0, i, h, g;
-    const int64_t *gl = w->gl;
-    w->H = H;
-    for (g = 0; g < ng; g++) {
-        const int64_t *p = gl + g * H;
-        int ok = 1;
-        w->grate[g] = 0.0;
-        w->active[g] = 0;
-        for (h = 0; h < H; h++)
-            if (p[h] >= 0 && res[p[h]] <= 0.0) { ok = 0; break; }
-        if (!ok)
-            continue;
-        w->active[g] = 1;
-        for (h = 0; h < H; h++) {
-            int64_t l = p[h];
-            if (l < 0)
-                continue;
-            if (w->n[l] == 0.0) {
-                w->touched[nt++] = l;
-                w->off[l] = 0;
-            }
-            w->n[l] += w->gw[g];
-            w->off[l]++;                    /* groups on the link */
-        }
-    }
-    if (nt == 0)
-        return;
-    /* the groups on each link, as slices of lst */
-    int64_t acc = 0;
-    for (i = 0; i < nt; i++) {
-        int64_t l = w->touched[i], c = w->off[l];
-        w->off[l] = w->end[l] = acc;
-        acc += c;
-        w->used[i] = l;
-    }
-    for (g = 0; g < ng; g++) {
-        if (!w->active[g])
-            continue;
-        const int64_t *p = gl + g * H;
-        for (h = 0; h < H; h++)
-            if (p[h] >= 0)
-                w->lst[w->end[p[h]]++] = g;
-    }
-    rounds(nt, res, cap, rel_tol, freeze_groups, w);
-}
-
-/* One level: the flows order[a..b) (order NULL: the flows a..b), grouped
-   by path, filled, and each flow given its group's rate. */
+/* One level: the flows order[a..b) (order NULL: the flows a..b) filled
+   (fluid's _fill of its groups). A flow crossing a link that is already
+   full gets nothing (fluid's _by_level), as does one crossing no link. */
 static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
                   const int64_t *pt, const int64_t *fpath, double *res,
                   const double *cap, double rel_tol, double *rate,
                   int anyfull, work *w)
 {
-    int64_t ng = 0, i, h;
+    int64_t nt = 0, i, h;
+    w->nlive = 0;
     for (i = a; i < b; i++) {
-        int64_t f = order ? order[i] : i, p = fpath[f], g = w->gidx[p];
-        const int64_t *pl = pt + p * H;
-        if (g < 0) {
-            if (anyfull) {
-                /* a flow crossing a full link gets nothing (fill's
-                   test, made here so that starved flows form no group:
-                   under strict priority most levels are starved) */
-                for (h = 0; h < H; h++)
-                    if (pl[h] >= 0 && res[pl[h]] <= 0.0)
-                        break;
-                if (h < H) {
-                    rate[f] = 0.0;
-                    w->fgroup[i - a] = -1;
-                    continue;
-                }
-            }
-            g = w->gidx[p] = ng++;
-            w->gpath[g] = p;
-            w->gw[g] = 0.0;
+        int64_t f = order ? order[i] : i;
+        const int64_t *pl = pt + fpath[f] * H;
+        rate[f] = 0.0;
+        if (anyfull) {
             for (h = 0; h < H; h++)
-                w->gl[g * H + h] = pl[h];
+                if (pl[h] >= 0 && res[pl[h]] <= 0.0)
+                    break;
+            if (h < H)
+                continue;
         }
-        w->gw[g] += 1.0;
-        w->fgroup[i - a] = g;
+        w->live[w->nlive++] = f;
+        for (h = 0; h < H; h++) {
+            int64_t l = pl[h];
+            if (l < 0)
+                continue;
+            if (w->n[l] == 0.0)
+                w->used[nt++] = l;
+            w->n[l] += 1.0;
+        }
     }
-    if (ng == 0)
+    if (nt == 0)
         return;
-    fill(ng, H, res, cap, rel_tol, w);
-    for (i = a; i < b; i++) {
-        int64_t g = w->fgroup[i - a];
-        if (g >= 0)
-            rate[order ? order[i] : i] = w->grate[g];
-    }
-    for (i = 0; i < ng; i++)
-        w->gidx[w->gpath[i]] = -1;
+    w->H = H;
+    w->pt = pt;
+    w->fpath = fpath;
+    w->rate = rate;
+    rounds(nt, res, cap, rel_tol, w);
 }
 
 /* The work arrays, kept from call to call (grown as needed, never
    shrunk): fresh ones would cost page faults at every allocation. n and
-   isfull are zero and gidx is -1 between calls. Not for concurrent
-   callers (kernels.py holds a lock). */
+   isfull are zero between calls. Not for concurrent callers (kernels.py
+   holds a lock). */
 static work W;
-static int64_t capL = 0, capP = 0, capF = 0, capH = 0, capK = 0;
+static int64_t capL = 0, capF = 0, capH = 0, capK = 0;
 static int64_t *S_order = NULL, *S_count = NULL;
 
 static int grow(void **p, int64_t n, size_t item)
@@ -244,7 +247,7 @@ static int grow(void **p, int64_t n, size_t item)
     return 1;
 }
 
-static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
+static int reserve(int64_t L, int64_t F, int64_t H, int64_t K)
 {
     int64_t i;
     if (L > capL) {
@@ -252,7 +255,6 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
         if (!grow((void **)&W.n, n, sizeof(double)) ||
             !grow((void **)&W.off, n, sizeof(int64_t)) ||
             !grow((void **)&W.end, n, sizeof(int64_t)) ||
-            !grow((void **)&W.touched, n, sizeof(int64_t)) ||
             !grow((void **)&W.used, n, sizeof(int64_t)) ||
             !grow((void **)&W.full, n, sizeof(int64_t)) ||
             !grow((void **)&W.isfull, n, 1))
@@ -263,23 +265,11 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
         }
         capL = n;
     }
-    if (P > capP) {
-        int64_t n = P + P / 2;
-        if (!grow((void **)&W.gidx, n, sizeof(int64_t)))
-            return 0;
-        for (i = capP; i < n; i++)
-            W.gidx[i] = -1;
-        capP = n;
-    }
     if (F > capF || H > capH) {
         int64_t n = F + F / 2, h = H > capH ? H : capH;
         if (!grow((void **)&W.lst, n * h + 1, sizeof(int64_t)) ||
             !grow((void **)&W.active, n, 1) ||
-            !grow((void **)&W.gpath, n, sizeof(int64_t)) ||
-            !grow((void **)&W.gw, n, sizeof(double)) ||
-            !grow((void **)&W.grate, n, sizeof(double)) ||
-            !grow((void **)&W.fgroup, n, sizeof(int64_t)) ||
-            !grow((void **)&W.gl, n * h, sizeof(int64_t)) ||
+            !grow((void **)&W.live, n, sizeof(int64_t)) ||
             !grow((void **)&S_order, n, sizeof(int64_t)))
             return 0;
         capF = n;
@@ -300,7 +290,9 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
    (F,) out. order: the flows sorted by key (stable), or NULL to sort
    them here by counting (returns 1 if the keys' range is too wide for
    that: the caller sorts); -1 if out of memory; 2 if a path id is
-   outside pt (then order must be NULL: the first call checks). */
+   outside pt (then order must be NULL: the first call checks). Flows
+   already in key order (the simulator keeps a coflow's flows together)
+   are taken as they are. */
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
@@ -308,28 +300,30 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
 {
     int64_t i, K = 0, kmin = 0;
     const int64_t *order = order_in;
-    int one = 0;
+    int sorted = 0;
     if (F == 0)
         return 0;
     if (order == NULL) {
         int64_t kmax = key[0];
         int bad = 0;
         kmin = key[0];
+        sorted = 1;
         for (i = 0; i < F; i++) {
             if (key[i] < kmin) kmin = key[i];
             if (key[i] > kmax) kmax = key[i];
             bad |= fpath[i] < 0 || fpath[i] >= P;
         }
+        for (i = 1; i < F && sorted; i++)
+            sorted = key[i] >= key[i - 1];
         if (bad)                            /* would read past pt */
             return 2;
-        if (kmax - kmin > 4 * F + 65536)
+        if (!sorted && kmax - kmin > 4 * F + 65536)
             return 1;
-        one = kmin == kmax;                 /* one level: no sort */
-        K = one ? 0 : kmax - kmin + 1;
+        K = sorted ? 0 : kmax - kmin + 1;
     }
-    if (!reserve(L, P, F, H, K))
+    if (!reserve(L, F, H, K))
         return -1;
-    if (order == NULL && !one) {
+    if (order == NULL && !sorted) {
         int64_t *count = S_count, *o = S_order;
         for (i = 0; i <= K; i++)
             count[i] = 0;
@@ -346,20 +340,19 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     int anyfull = 0;
     for (i = 0; i < L && !anyfull; i++)
         anyfull = res[i] <= 0.0;
-    if (one)
-        level(NULL, 0, F, H, pt, fpath, res, cap, rel_tol, rate, anyfull,
-              &W);
-    else {
-        int64_t a = 0;
-        while (a < F) {
-            int64_t b = a + 1;
+    int64_t a = 0;
+    while (a < F) {
+        int64_t b = a + 1;
+        if (order)
             while (b < F && key[order[b]] == key[order[a]])
                 b++;
-            level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate,
-                  anyfull, &W);
-            anyfull = 1;
-            a = b;
-        }
+        else
+            while (b < F && key[b] == key[a])
+                b++;
+        level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate, anyfull,
+              &W);
+        anyfull = 1;
+        a = b;
     }
     return 0;
 }

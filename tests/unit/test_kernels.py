@@ -302,6 +302,37 @@ def test_maxmin_starved_levels_by_hand():
     assert res.tolist() == [0.0, 0.0]
 
 
+@needs_kernels
+def test_maxmin_same_rates_in_key_order_and_many_rounds(monkeypatch):
+    # the kernel takes flows already in key order as they are, and
+    # indexes a level's flows by link after a few rounds: the same
+    # instance with its flows sorted by key (and the numpy code, which
+    # groups flows by path) gives each flow the same bits; 60 flows of
+    # one or two levels on a k=4 fat-tree need many rounds
+    from netsched import topology
+    g = topology.fat_tree(4, link_bps=10e9)
+    net = fluid.Network(g)
+    hosts = topology.hosts(g)
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        n = int(rng.integers(1, 60))
+        a, b = rng.integers(0, 16, n), rng.integers(0, 16, n)
+        path = np.array([net.path_id(hosts[x], hosts[y], int(s), 80)
+                         for x, y, s in zip(a, b, rng.integers(1, 9, n))
+                         if x != y], np.int64)
+        key = rng.integers(0, int(rng.choice([1, 2, 4])), len(path))
+        order = np.argsort(key, kind='stable')
+        args = (net.table(), path, key, net.capacity, None)
+        rate, load = fluid.allocate(*args)
+        srate, sload = fluid.allocate(net.table(), path[order], key[order],
+                                      net.capacity, None)
+        want_rate, want_load = numpy_allocate(monkeypatch, *args)
+        assert np.array_equal(srate, rate[order])
+        assert np.array_equal(sload, load)
+        assert np.array_equal(rate, want_rate)
+        assert np.array_equal(load, want_load)
+
+
 def test_rate_estimate_links_of_one_capacity_same_bits():
     # every link of one capacity and every path crossing one (a big
     # switch): the short cut gives what the hop-by-hop form gives, the
