@@ -371,6 +371,64 @@ static int is_done(double rem, double rate, double start, double now,
     return rem <= lim;
 }
 
+/* acc[k] += x, for a sequence of k that comes in runs (a coflow's flows
+   are together): the run's sum is kept in sum (c: its k, -1 before the
+   first) and stored when the run ends; the caller stores the last
+   (acc[c] = sum if c >= 0). The same additions in the same order as
+   acc[k] += x each time, without a store and a load per item. */
+#define RUN_ADD(acc, k, x, c, sum)                  \
+    do {                                            \
+        if ((k) != (c)) {                           \
+            if ((c) >= 0)                           \
+                (acc)[c] = (sum);                   \
+            (c) = (k);                              \
+            (sum) = (acc)[c];                       \
+        }                                           \
+        (sum) += (x);                               \
+    } while (0)
+
+/* Per coflow, the sum of v over its flows in flow order (numpy's
+   bincount with weights), into out (zeros on entry): Snapshot.coflow_rate.
+   Zeros are skipped: out starts at +0.0 and so is never -0.0, and x +
+   0.0 == x for every other x. */
+void ns_coflow_sum(int64_t F, const int64_t *cof, const double *v,
+                   double *out)
+{
+    int64_t c = -1;
+    double sum = 0.0;
+    for (int64_t i = 0; i < F; i++)
+        if (v[i] != 0.0)
+            RUN_ADD(out, cof[i], v[i], c, sum);
+    if (c >= 0)
+        out[c] = sum;
+}
+
+/* Snapshot.coflow_port_bytes' sums: out[cof[i] * L + l] += v[i] for
+   every flow i and every link l of its path (pt row path[i], H links,
+   -1 padded), in (flow, hop) order: numpy's bincount over those pairs.
+   out: (C * L,) zeros on entry. Returns 1 if a path, coflow or link
+   index is out of range (out is then to be dropped). */
+int ns_port_bytes(int64_t F, int64_t H, int64_t P, int64_t C, int64_t L,
+                  const int64_t *pt, const int64_t *path,
+                  const int64_t *cof, const double *v, double *out)
+{
+    int64_t i, h;
+    for (i = 0; i < F; i++)
+        if (path[i] < 0 || path[i] >= P || cof[i] < 0 || cof[i] >= C)
+            return 1;
+    for (i = 0; i < F; i++) {
+        const int64_t *p = pt + path[i] * H;
+        double *row = out + cof[i] * L;
+        for (h = 0; h < H; h++)
+            if (p[h] >= 0) {
+                if (p[h] >= L)
+                    return 1;
+                row[p[h]] += v[i];
+            }
+    }
+    return 0;
+}
+
 /* The active flows ran dt at their rates (sim/flows.py, FlowTable.send):
    rem -= rate * dt / 8, and each flow's bytes added to its coflow's
    entry of acc (zeros on entry) in flow order, as numpy's bincount adds
@@ -378,11 +436,15 @@ static int is_done(double rem, double rate, double start, double now,
 void ns_send(int64_t F, const double *rate, double *rem, const int64_t *cof,
              double dt, double *acc)
 {
+    int64_t c = -1;
+    double sum = 0.0;
     for (int64_t i = 0; i < F; i++) {
         double s = rate[i] * dt / 8.0;
         rem[i] -= s;
-        acc[cof[i]] += s;
+        RUN_ADD(acc, cof[i], s, c, sum);
     }
+    if (c >= 0)
+        acc[c] = sum;
 }
 
 /* ns_send, then the positions of the flows done at now (ns_done's test)
@@ -392,14 +454,17 @@ int64_t ns_send_done(int64_t F, const double *rate, double *rem,
                      const double *start, double now, double rel_tol,
                      double resolution, int64_t *done_pos)
 {
-    int64_t nd = 0;
+    int64_t nd = 0, c = -1;
+    double sum = 0.0;
     for (int64_t i = 0; i < F; i++) {
         double s = rate[i] * dt / 8.0;
         rem[i] -= s;
-        acc[cof[i]] += s;
+        RUN_ADD(acc, cof[i], s, c, sum);
         if (is_done(rem[i], rate[i], start[i], now, rel_tol, resolution))
             done_pos[nd++] = i;
     }
+    if (c >= 0)
+        acc[c] = sum;
     return nd;
 }
 
@@ -539,6 +604,10 @@ def _build():
     lib.ns_done.restype = i
     lib.ns_compact.argtypes = [i, i, p, i, p]
     lib.ns_compact.restype = None
+    lib.ns_coflow_sum.argtypes = [i, p, p, p]
+    lib.ns_coflow_sum.restype = None
+    lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
+    lib.ns_port_bytes.restype = ctypes.c_int
     return lib
 
 
@@ -692,3 +761,38 @@ def compact(cols, pos):
         k.ns_compact(F, len(pos), _ptr(pos), len(cols),
                      ptrs(*[_ptr(c) for c in cols]))
     return [c[:F - len(pos)] for c in cols]
+
+
+def coflow_sum(cof, v, ncoflows):
+    """(ncoflows,) per coflow the sum of ``v`` over its flows, as
+    ``np.bincount(cof, weights=v, minlength=ncoflows)`` gives it (the
+    same additions in the same order), compiled; None without the
+    kernels or where cof is outside 0..ncoflows-1."""
+    k = lib()
+    if k is None or not (_plain(I64, cof) and _plain(F64, v)) or \
+            len(cof) != len(v):
+        return None
+    if len(cof) and (int(cof.min()) < 0 or int(cof.max()) >= ncoflows):
+        return None
+    out = np.zeros(ncoflows)
+    k.ns_coflow_sum(len(cof), _ptr(cof), _ptr(v), _ptr(out))
+    return out
+
+
+def port_bytes(path_links, path, cof, v, ncoflows, nlinks):
+    """(ncoflows, nlinks): per coflow and link, the sum of ``v`` over
+    the flows (path ids ``path`` into ``path_links``, coflows ``cof``)
+    whose path crosses the link, added in (flow, hop) order as
+    Snapshot.coflow_port_bytes' bincount adds them; compiled. None
+    without the kernels or where an index is out of range."""
+    k = lib()
+    if k is None or not (_plain(I64, path_links, path, cof)
+                         and _plain(F64, v)) or path_links.ndim != 2 or \
+            not len(path) == len(cof) == len(v):
+        return None
+    out = np.zeros(ncoflows * nlinks)
+    P, H = path_links.shape
+    if k.ns_port_bytes(len(path), H, P, ncoflows, nlinks, _ptr(path_links),
+                       _ptr(path), _ptr(cof), _ptr(v), _ptr(out)):
+        return None
+    return out.reshape(ncoflows, nlinks)

@@ -152,8 +152,14 @@ class Snapshot:
         else:
             path, cof, v = self.flow_path, self.flow_coflow, \
                 self.flow_remaining
-        cof = np.asarray(cof, np.int64)
-        v = np.asarray(v, float)
+        return self._port_sums(np.asarray(path, np.int64),
+                               np.asarray(cof, np.int64),
+                               np.asarray(v, float), C, L)
+
+    def _port_sums(self, path, cof, v, C, L):
+        """coflow_port_bytes' (C, L) sums of ``v`` per coflow ``cof`` over
+        the links of each path, added in (flow, hop) order (a backend may
+        give the same bits faster)."""
         fl = self.path_links[path]
         ok = fl >= 0
         if ok.all():
@@ -169,6 +175,8 @@ class Snapshot:
                            minlength=C * L).reshape(C, L)
 
     def coflow_rate(self):
+        """(C,) bit/s: per coflow, its flows' rates summed in flow order
+        (a backend may give the same bits faster)."""
         return np.bincount(self.flow_coflow, weights=self.flow_rate,
                            minlength=len(self.coflow_id))
 

@@ -12,8 +12,25 @@ default) are asked at every change.
 import numpy as np
 
 from .. import fluid
+from ..fluid import kernels
 from ..policies import (Snapshot, asks_per_flow, coflow_class,
                         flow_priority, with_flow_classes)
+
+
+class SimSnapshot(Snapshot):
+    """The simulator's Snapshot: the same fields, its per-coflow sums
+    compiled (:mod:`netsched.fluid.kernels`: the same additions in the
+    same order, so the same bits), numpy's where the kernels are not."""
+
+    def _port_sums(self, path, cof, v, C, L):
+        out = kernels.port_bytes(self.path_links, path, cof, v, C, L)
+        return super()._port_sums(path, cof, v, C, L) if out is None \
+            else out
+
+    def coflow_rate(self):
+        out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
+                                 len(self.coflow_id))
+        return super().coflow_rate() if out is None else out
 
 
 def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
@@ -32,7 +49,7 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         if 'pending_coflow' in pend:
             pend['pending_coflow'] = remap[np.asarray(pend['pending_coflow'],
                                                       np.int64)]
-    return Snapshot(
+    return SimSnapshot(
         t=now_s, queues=queues, link_capacity=net.capacity,
         path_links=net.table(), flow_path=flows.a_path,
         flow_coflow=remap[flows.a_cof], flow_remaining=flows.a_rem,

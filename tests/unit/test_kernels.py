@@ -142,6 +142,8 @@ def test_step_kernels_same_bits_as_numpy():
         rate = rng.random(F) * 1e9 * (rng.random(F) < 0.8)
         rem = rng.random(F) * 1e6 + 1e-7 * (rng.random(F) < 0.2)
         cof = rng.integers(0, C, F)
+        if rng.random() < 0.5:
+            cof = np.sort(cof)          # a coflow's flows together (runs)
         dt = float(rng.random() * 1e-2)
         # send: rem -= rate * dt / 8, per coflow summed as bincount does
         want_rem = rem - rate * dt / 8.0
@@ -389,3 +391,60 @@ def test_coflow_port_bytes_unpadded_paths_same_bits():
             for h in range(2):
                 want[fc[f], pl[fp[f], h]] += rem[f]
         assert np.array_equal(snap.coflow_port_bytes(), want)
+
+
+@needs_kernels
+def test_coflow_sums_same_bits_as_numpy():
+    # the simulator's snapshot sums per coflow compiled: the same bits as
+    # the numpy bincounts of Snapshot, on flows whose coflows come in
+    # runs or not, rates with zeros (skipped: +0.0 changes no sum), -0.0,
+    # negatives and NaN, paths padded or not, pending sends
+    from netsched.policies import base
+    from netsched.sim.rates import SimSnapshot
+    rng = np.random.default_rng(14)
+    for _ in range(300):
+        P, L, H = (int(rng.integers(1, 20)), int(rng.integers(2, 8)),
+                   int(rng.integers(1, 4)))
+        F, C, N = (int(rng.integers(0, 80)), int(rng.integers(1, 5)),
+                   int(rng.integers(0, 6)))
+        pl = rng.integers(-1 if rng.random() < 0.5 else 0, L, (P, H))
+        fp = rng.integers(0, P, F)
+        fc = rng.integers(0, C, F)
+        if rng.random() < 0.5:
+            fc = np.sort(fc)                    # a coflow's flows together
+        rate = rng.random(F) * 10.0 ** rng.integers(0, 9, F)
+        pick = rng.random(F)
+        rate[pick < 0.4] = 0.0
+        rate[(pick > 0.9) & (pick < 0.93)] = -0.0
+        rate[(pick > 0.95) & (pick < 0.97)] *= -1.0
+        if rng.random() < 0.1 and F:
+            rate[int(rng.integers(0, F))] = np.nan
+        fields = dict(
+            t=0.0, queues=None, link_capacity=np.ones(L), path_links=pl,
+            flow_path=fp, flow_coflow=fc, flow_remaining=rate.copy(),
+            flow_sent=np.zeros(F), flow_rate=rate,
+            coflow_id=tuple(str(i) for i in range(C)),
+            coflow_arrival=np.zeros(C), coflow_sent=np.zeros(C),
+            pending_path=rng.integers(0, P, N),
+            pending_coflow=rng.integers(0, C, N),
+            pending_bytes=rng.random(N) * 1e6)
+        want, got = base.Snapshot(**fields), SimSnapshot(**fields)
+        a, b = want.coflow_rate(), got.coflow_rate()
+        assert np.array_equal(a, b, equal_nan=True)
+        assert (np.signbit(a) == np.signbit(b)).all()
+        for per_flow in (None, rate * 3.0):
+            a = want.coflow_port_bytes(per_flow)
+            b = got.coflow_port_bytes(per_flow)
+            assert np.array_equal(a, b, equal_nan=True)
+            assert (np.signbit(a) == np.signbit(b)).all()
+    # a coflow index out of range: numpy's answer (here its error: the
+    # sums do not fit C x L), not a sum written past the matrix
+    bad = dict(fields, path_links=np.array([[0, 1]]))
+    bad.update(flow_path=np.zeros(2, np.int64),
+               flow_coflow=np.array([0, C]), flow_remaining=np.ones(2),
+               flow_sent=np.zeros(2), flow_rate=np.ones(2),
+               pending_path=np.zeros(0, np.int64),
+               pending_coflow=np.zeros(0, np.int64),
+               pending_bytes=np.zeros(0))
+    with pytest.raises(ValueError):
+        SimSnapshot(**bad).coflow_port_bytes()
