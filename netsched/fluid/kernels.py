@@ -390,17 +390,22 @@ static int is_done(double rem, double rate, double start, double now,
 /* Per coflow, the sum of v over its flows in flow order (numpy's
    bincount with weights), into out (zeros on entry): Snapshot.coflow_rate.
    Zeros are skipped: out starts at +0.0 and so is never -0.0, and x +
-   0.0 == x for every other x. */
-void ns_coflow_sum(int64_t F, const int64_t *cof, const double *v,
-                   double *out)
+   0.0 == x for every other x. Returns 1 if a coflow index is outside
+   0..C-1 (out is then to be dropped). */
+int ns_coflow_sum(int64_t F, int64_t C, const int64_t *cof,
+                  const double *v, double *out)
 {
     int64_t c = -1;
     double sum = 0.0;
-    for (int64_t i = 0; i < F; i++)
+    for (int64_t i = 0; i < F; i++) {
+        if (cof[i] < 0 || cof[i] >= C)
+            return 1;
         if (v[i] != 0.0)
             RUN_ADD(out, cof[i], v[i], c, sum);
+    }
     if (c >= 0)
         out[c] = sum;
+    return 0;
 }
 
 /* Snapshot.coflow_port_bytes' sums: out[cof[i] * L + l] += v[i] for
@@ -604,8 +609,8 @@ def _build():
     lib.ns_done.restype = i
     lib.ns_compact.argtypes = [i, i, p, i, p]
     lib.ns_compact.restype = None
-    lib.ns_coflow_sum.argtypes = [i, p, p, p]
-    lib.ns_coflow_sum.restype = None
+    lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
+    lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
     lib.ns_port_bytes.restype = ctypes.c_int
     return lib
@@ -772,10 +777,9 @@ def coflow_sum(cof, v, ncoflows):
     if k is None or not (_plain(I64, cof) and _plain(F64, v)) or \
             len(cof) != len(v):
         return None
-    if len(cof) and (int(cof.min()) < 0 or int(cof.max()) >= ncoflows):
-        return None
     out = np.zeros(ncoflows)
-    k.ns_coflow_sum(len(cof), _ptr(cof), _ptr(v), _ptr(out))
+    if k.ns_coflow_sum(len(cof), ncoflows, _ptr(cof), _ptr(v), _ptr(out)):
+        return None
     return out
 
 

@@ -3,6 +3,7 @@ returns, the Policy base class, and the mapping of ranks to classes.
 
 See the package docstring for the contract.
 """
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -225,6 +226,21 @@ def with_flow_classes(key, decision):
     return np.where(fc >= 0, fc, key)
 
 
+def _copies_summed(groups, x, n):
+    """``np.bincount(groups, weights=np.full(len(groups), x),
+    minlength=n)``: x added once per member of each group. Where every
+    partial sum k x (k up to len(groups)) is a float exactly (x's
+    significant bits and k's fit in 53; a power of two always does), that
+    is the count times x, the same bits without the (F,) weights."""
+    F = len(groups)
+    if F and x > 0 and np.isfinite(x):
+        m = int(math.frexp(x)[0] * 2 ** 53)     # x's significand, exact
+        bits = m.bit_length() - ((m & -m).bit_length() - 1)
+        if bits + F.bit_length() <= 53:
+            return np.bincount(groups, minlength=n) * x
+    return np.bincount(groups, weights=np.full(F, x), minlength=n)
+
+
 def rate_estimate(snap):
     """Per coflow, the rate (bytes/s) at which it is sending now, or, for
     a coflow sending nothing yet (just arrived, or held back by the last
@@ -246,9 +262,7 @@ def rate_estimate(snap):
             and (pl[:, 0] >= 0).all():
         # links of one capacity, every path crossing one (a big switch):
         # that capacity is every flow's slowest, the same weights as below
-        top = np.bincount(snap.flow_coflow,
-                          weights=np.full(len(fp), link_cap[0]),
-                          minlength=C) / 8.0
+        top = _copies_summed(snap.flow_coflow, float(link_cap[0]), C) / 8.0
         return np.where(now > 0, now, top)
     slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     for h in range(pl.shape[1]):

@@ -17,10 +17,42 @@ from ..policies import (Snapshot, asks_per_flow, coflow_class,
                         flow_priority, with_flow_classes)
 
 
+class _Later:
+    """A snapshot field's value not computed yet: ``fn()`` gives it."""
+    __slots__ = ('fn',)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class _Deferred:
+    """A SimSnapshot field given as :class:`_Later` and computed on first
+    read (then kept). Like the flow table's arrays the snapshot shares,
+    it is good within the decision it was made for."""
+
+    def __init__(self, name):
+        self.key = '_later_' + name
+
+    def __get__(self, snap, cls=None):
+        if snap is None:
+            return self
+        v = snap.__dict__[self.key]
+        if isinstance(v, _Later):
+            v = snap.__dict__[self.key] = v.fn()
+        return v
+
+    def __set__(self, snap, value):     # the dataclass's __init__ only
+        snap.__dict__[self.key] = value
+
+
 class SimSnapshot(Snapshot):
     """The simulator's Snapshot: the same fields, its per-coflow sums
     compiled (:mod:`netsched.fluid.kernels`: the same additions in the
-    same order, so the same bits), numpy's where the kernels are not."""
+    same order, so the same bits), numpy's where the kernels are not.
+    ``flow_sent`` is computed when a policy first reads it (most never
+    do, and Aalo is asked at every event)."""
+
+    flow_sent = _Deferred('flow_sent')
 
     def _port_sums(self, path, cof, v, C, L):
         out = kernels.port_bytes(self.path_links, path, cof, v, C, L)
@@ -42,7 +74,7 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
     cl = cof.tolist()
     remap = np.zeros(len(coflows.active_flows), np.int64)
     remap[cof] = np.arange(len(cof))
-    size = flows.record['size'][flows.a_id]
+    size, a_id, a_rem = flows.record['size'], flows.a_id, flows.a_rem
     pend = {}
     if view is not None:
         pend = view(cof, flows.a_id, clairvoyant)
@@ -53,7 +85,8 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         t=now_s, queues=queues, link_capacity=net.capacity,
         path_links=net.table(), flow_path=flows.a_path,
         flow_coflow=remap[flows.a_cof], flow_remaining=flows.a_rem,
-        flow_sent=size - flows.a_rem, flow_rate=flows.a_rate,
+        flow_sent=_Later(lambda: size[a_id] - a_rem),
+        flow_rate=flows.a_rate,
         coflow_id=tuple(map(coflows.names.__getitem__, cl)),
         coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
@@ -87,6 +120,9 @@ class RateSetter:
         # whether the last decision gave explicit rates: if not, every
         # a_explicit is NaN (flows join with NaN) and none is looked at
         self._explicit = False
+        # whether a_key holds a decision's keys (else all 0: flows join
+        # with key 0, as a static policy's decision gives them)
+        self._keyed = False
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -133,9 +169,10 @@ class RateSetter:
             # what its empty decision gives, without building the
             # snapshot (at scale the costliest part of an event)
             self.decisions += 1
-            fl.a_key = np.zeros(len(fl.a_id), np.int64)
-            fl.a_explicit = np.full(len(fl.a_id), np.nan)
-            self._explicit = False
+            if self._keyed:
+                fl.a_key = np.zeros(len(fl.a_id), np.int64)
+                self._keyed = False
+            self._no_explicit()
             self._allocate()
             return
         snap = snapshot(now_s, self.queues, self.net, fl, view,
@@ -145,14 +182,23 @@ class RateSetter:
         if d.job_shift is not None and self.on_shifts is not None:
             self.on_shifts(d.job_shift)
         fl.a_key = self._keys(snap, d)
-        # a copy: the flow table compacts its arrays in place
-        fl.a_explicit = (np.full(len(fl.a_id), np.nan)
-                         if d.flow_rate is None
-                         else np.array(d.flow_rate, float))
-        self._explicit = d.flow_rate is not None
+        self._keyed = True
+        if d.flow_rate is None:
+            self._no_explicit()
+        else:
+            # a copy: the flow table compacts its arrays in place
+            fl.a_explicit = np.array(d.flow_rate, float)
+            self._explicit = True
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
         self._allocate()
+
+    def _no_explicit(self):
+        """A decision without explicit rates: a_explicit all NaN again
+        (it already is unless the last decision gave some)."""
+        if self._explicit:
+            self.flows.a_explicit = np.full(len(self.flows.a_id), np.nan)
+            self._explicit = False
 
     def _keys(self, snap, d):
         """Priority key per active flow: its coflow's class out of Q, or

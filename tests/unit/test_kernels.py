@@ -448,3 +448,23 @@ def test_coflow_sums_same_bits_as_numpy():
                pending_bytes=np.zeros(0))
     with pytest.raises(ValueError):
         SimSnapshot(**bad).coflow_port_bytes()
+
+
+def test_copies_summed_same_bits_as_weighted_bincount():
+    # rate_estimate's count times x in place of x summed once per member:
+    # the same bits wherever it is taken (x's significant bits and the
+    # count's fit in 53), and the summed form elsewhere; by hand, 3
+    # copies of 2^30 are 3 * 2^30, and 2^53 + 1 copies of 1.0 would not
+    # fit (the sum stops at 2^53), so that case sums
+    from netsched.policies.base import _copies_summed
+    rng = np.random.default_rng(15)
+    xs = [2.0 ** 30, 1e9, 7.3, 0.1, 3.0, 2.0 ** -20, 1e300, 5e-324,
+          float(2 ** 52 - 1), float(2 ** 40 + 1), 0.0, -2.0]
+    for x in xs:
+        for F in (0, 1, 2, 3, 1000, 4096, 5000):
+            g = rng.integers(0, 7, F)
+            want = np.bincount(g, weights=np.full(F, x), minlength=5)
+            got = _copies_summed(g, x, 5)
+            assert got.dtype == want.dtype and np.array_equal(got, want), x
+    assert _copies_summed(np.zeros(3, np.int64), 2.0 ** 30, 1).tolist() == [
+        3 * 2.0 ** 30]

@@ -80,3 +80,20 @@ def test_a_flow_of_no_bytes_is_refused_either_way():
     with pytest.raises(NetschedError):
         t.start([hosts[0], hosts[2]], [hosts[1], hosts[3]], [5.0, -1.0],
                 0, 0.0)
+
+
+def test_snapshot_flow_sent_computed_when_read():
+    # the simulator's snapshot gives flow_sent (size - bytes left) when a
+    # policy first reads it: flows of 100 and 300 bytes, 40 and 250 left,
+    # have sent 60 and 50; before the read it is not computed
+    from netsched.sim.rates import SimSnapshot, snapshot
+    t, hosts = table(True)
+    t.start([hosts[0], hosts[1]], [hosts[2], hosts[3]], [100.0, 300.0], 0,
+            0.0)
+    t.a_rem[:] = [40.0, 250.0]
+    snap = snapshot(1.0, None, t.net, t)
+    assert isinstance(snap, SimSnapshot)
+    assert not isinstance(snap.__dict__['_later_flow_sent'], np.ndarray)
+    assert snap.flow_sent.tolist() == [60.0, 50.0]
+    assert snap.flow_sent is snap.flow_sent          # computed once
+    assert snap.flow_remaining.tolist() == [40.0, 250.0]
