@@ -170,7 +170,10 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     if explicit is not None:
         # the positive, finite rates (NaN and inf reserve nothing)
         x = np.asarray(explicit, float)
-        sel = np.flatnonzero((x > 0) & (x < np.inf))
+        if kernels.reserve(path_links, flow_path, x, cap, residual, rate):
+            sel = ()                          # compiled: the same bits
+        else:
+            sel = np.flatnonzero((x > 0) & (x < np.inf))
         if len(sel):
             e = x[sel]
             fl = path_links[flow_path[sel]]

@@ -35,6 +35,7 @@ SOURCE = r'''
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 /* Work arrays of one allocation: per link (L) and per flow (F). */
 typedef struct {
@@ -312,9 +313,8 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             if (key[i] < kmin) kmin = key[i];
             if (key[i] > kmax) kmax = key[i];
             bad |= fpath[i] < 0 || fpath[i] >= P;
+            sorted &= i == 0 || key[i] >= key[i - 1];
         }
-        for (i = 1; i < F && sorted; i++)
-            sorted = key[i] >= key[i - 1];
         if (bad)                            /* would read past pt */
             return 2;
         if (!sorted && kmax - kmin > 4 * F + 65536)
@@ -323,8 +323,15 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     }
     if (!reserve(L, F, H, K))
         return -1;
+    /* whether some link is full: before the first level, one with
+       flows on it fills at least one (the numerical guard) */
+    int anyfull = 0;
+    for (i = 0; i < L && !anyfull; i++)
+        anyfull = res[i] <= 0.0;
     if (order == NULL && !sorted) {
-        int64_t *count = S_count, *o = S_order;
+        /* sorted by counting; each key's flows are then the slice
+           o[end of the key before .. count[k]) */
+        int64_t *count = S_count, *o = S_order, a = 0, k;
         for (i = 0; i <= K; i++)
             count[i] = 0;
         for (i = 0; i < F; i++)
@@ -333,13 +340,16 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             count[i + 1] += count[i];
         for (i = 0; i < F; i++)
             o[count[key[i] - kmin]++] = i;
-        order = o;
+        for (k = 0; k < K; k++) {
+            if (count[k] == a)
+                continue;
+            level(o, a, count[k], H, pt, fpath, res, cap, rel_tol, rate,
+                  anyfull, &W);
+            anyfull = 1;
+            a = count[k];
+        }
+        return 0;
     }
-    /* whether some link is full: before the first level, one with
-       flows on it fills at least one (the numerical guard) */
-    int anyfull = 0;
-    for (i = 0; i < L && !anyfull; i++)
-        anyfull = res[i] <= 0.0;
     int64_t a = 0;
     while (a < F) {
         int64_t b = a + 1;
@@ -354,6 +364,67 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
         anyfull = 1;
         a = b;
     }
+    return 0;
+}
+
+/* fluid.allocate's explicit reservations, operation for operation. The
+   flows with 0 < x < inf reserve x, scaled down where the reservations
+   would exceed a link: load per link summed in (flow, hop) order (numpy's
+   bincount; a -1 hop counts on the dummy link L), over = cap / load where
+   load > cap (else 1; the dummy's 1), each flow's factor the smallest
+   over its hops (np.minimum's NaN rule), e = x * factor; then res = the
+   larger of cap - load and 0 (np.maximum's rule) over the scaled
+   reservations, res[L] = inf, and rate = 0 + e (0 elsewhere). cap, res,
+   load, over: L + 1 each; rate: F. Returns 1 (nothing to use) if a path
+   id or a link index is out of range. */
+int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
+               const int64_t *pt, const int64_t *fpath, const double *x,
+               const double *cap, double *res, double *rate, double *load,
+               double *over)
+{
+    int64_t i, h, l;
+    for (i = 0; i < F; i++)
+        if (fpath[i] < 0 || fpath[i] >= P)
+            return 1;
+    for (l = 0; l <= L; l++)
+        load[l] = 0.0;
+    for (i = 0; i < F; i++)
+        if (x[i] > 0 && x[i] < INFINITY) {
+            const int64_t *p = pt + fpath[i] * H;
+            for (h = 0; h < H; h++) {
+                if (p[h] >= L)
+                    return 1;
+                load[p[h] >= 0 ? p[h] : L] += x[i];
+            }
+        }
+    for (l = 0; l <= L; l++)
+        over[l] = load[l] > cap[l] ? cap[l] / load[l] : 1.0;
+    over[L] = 1.0;
+    for (l = 0; l <= L; l++)
+        load[l] = 0.0;
+    for (i = 0; i < F; i++) {
+        rate[i] = 0.0;
+        if (!(x[i] > 0 && x[i] < INFINITY))
+            continue;
+        const int64_t *p = pt + fpath[i] * H;
+        double f = 1.0;
+        if (H > 0) {
+            f = over[p[0] >= 0 ? p[0] : L];
+            for (h = 1; h < H; h++) {
+                double o = over[p[h] >= 0 ? p[h] : L];
+                f = (f <= o || f != f) ? f : o;
+            }
+        }
+        double e = x[i] * f;
+        for (h = 0; h < H; h++)
+            load[p[h] >= 0 ? p[h] : L] += e;
+        rate[i] = 0.0 + e;
+    }
+    for (l = 0; l <= L; l++) {
+        double d = cap[l] - load[l];
+        res[l] = (d >= 0.0 || d != d) ? d : 0.0;
+    }
+    res[L] = INFINITY;
     return 0;
 }
 
@@ -609,6 +680,8 @@ def _build():
     lib.ns_done.restype = i
     lib.ns_compact.argtypes = [i, i, p, i, p]
     lib.ns_compact.restype = None
+    lib.ns_reserve.argtypes = [i, i, i, i, p, p, p, p, p, p, p, p]
+    lib.ns_reserve.restype = ctypes.c_int
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
@@ -800,3 +873,22 @@ def port_bytes(path_links, path, cof, v, ncoflows, nlinks):
                        _ptr(path), _ptr(cof), _ptr(v), _ptr(out)):
         return None
     return out.reshape(ncoflows, nlinks)
+
+
+def reserve(path_links, flow_path, explicit, cap, residual, rate):
+    """fluid.allocate's explicit reservations, compiled: ``residual``
+    ((L + 1,), the last the dummy link) and ``rate`` ((F,)) filled as the
+    numpy code fills them (the same bits). False without the kernels or
+    where an index is out of range (nothing usable written)."""
+    k = lib()
+    if k is None or not (_plain(I64, path_links, flow_path)
+                         and _plain(F64, explicit, cap, residual, rate)) \
+            or path_links.ndim != 2:
+        return False
+    L = len(cap) - 1
+    work = np.empty(2 * (L + 1))
+    P, H = path_links.shape
+    return not k.ns_reserve(len(flow_path), H, L, P, _ptr(path_links),
+                            _ptr(flow_path), _ptr(explicit), _ptr(cap),
+                            _ptr(residual), _ptr(rate), _ptr(work),
+                            _ptr(work[L + 1:]))
