@@ -33,6 +33,7 @@ import numpy as np
 
 SOURCE = r'''
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -428,6 +429,77 @@ int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
     return 0;
 }
 
+/* The text Python's repr(round(u, 6)) gives, for 0 < u < 2^32, into buf
+   (at least 32 bytes); returns its length, or -1 for any other u (then
+   Python's own is used). round(u, 6) is the double nearest the correctly
+   rounded 6-decimal text of u, which printf's "%.6f" gives (both round
+   the exact binary value, ties to even); below 2^32 two such texts are
+   further apart than the double's spacing, so repr's shortest text is
+   that one without its trailing zeros, in repr's notation: "1.0" for an
+   integer, exponent form below 1e-4 ("1.2e-05", "5e-06"; 0 is "0.0"). */
+static int repr_round6(double u, char *buf)
+{
+    char s[48];
+    int n, i, dot;
+    if (!(u > 0.0 && u < 4294967296.0))
+        return -1;
+    n = snprintf(s, sizeof s, "%.6f", u);
+    if (n < 8 || n >= (int)sizeof s)
+        return -1;
+    dot = n - 7;                            /* "I...I.dddddd" */
+    if (s[dot] != '.')
+        return -1;
+    if (dot == 1 && s[0] == '0' && s[2] == '0' && s[3] == '0' &&
+        s[4] == '0' && s[5] == '0') {
+        /* below 1e-4 after rounding: 0.0000ab */
+        char a = s[6], b = s[7];
+        if (a == '0' && b == '0') {
+            memcpy(buf, "0.0", 3);
+            return 3;
+        }
+        i = 0;
+        if (a != '0') {
+            buf[i++] = a;
+            if (b != '0') {
+                buf[i++] = '.';
+                buf[i++] = b;
+            }
+            memcpy(buf + i, "e-05", 4);
+        } else {
+            buf[i++] = b;
+            memcpy(buf + i, "e-06", 4);
+        }
+        return i + 4;
+    }
+    while (n > dot + 2 && s[n - 1] == '0')   /* keep one decimal */
+        n--;
+    memcpy(buf, s, n);
+    return n;
+}
+
+/* A links event's util body: for each k < n, name idx[k] (its text in
+   names[off[idx[k]] .. off[idx[k] + 1]), quoted, with its colon) then
+   repr(round(util[k], 6)), comma separated, into out (room enough: the
+   names' lengths plus 32 bytes each). Returns the length, or -1 where a
+   util is outside repr_round6's range (the caller writes the line). */
+int64_t ns_util_text(int64_t n, const int64_t *idx, const double *util,
+                     const char *names, const int64_t *off, char *out)
+{
+    int64_t k, m = 0;
+    for (k = 0; k < n; k++) {
+        int64_t a = off[idx[k]], b = off[idx[k] + 1];
+        if (k)
+            out[m++] = ',';
+        memcpy(out + m, names + a, b - a);
+        m += b - a;
+        int len = repr_round6(util[k], out + m);
+        if (len < 0)
+            return -1;
+        m += len;
+    }
+    return m;
+}
+
 /* FlowTable.finish's test for one flow: rem <= max(rate * max(rel_tol
    * (now - start), resolution) / 8, 1e-6). */
 static int is_done(double rem, double rate, double start, double now,
@@ -682,6 +754,8 @@ def _build():
     lib.ns_compact.restype = None
     lib.ns_reserve.argtypes = [i, i, i, i, p, p, p, p, p, p, p, p]
     lib.ns_reserve.restype = ctypes.c_int
+    lib.ns_util_text.argtypes = [i, p, p, p, p, p]
+    lib.ns_util_text.restype = i
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
@@ -892,3 +966,29 @@ def reserve(path_links, flow_path, explicit, cap, residual, rate):
                             _ptr(flow_path), _ptr(explicit), _ptr(cap),
                             _ptr(residual), _ptr(rate), _ptr(work),
                             _ptr(work[L + 1:]))
+
+
+class UtilText:
+    """A links event's util body (LinkMeter): per link of ``idx``, its
+    quoted name and colon then repr(round(util, 6)), comma separated,
+    compiled; :meth:`text` gives None where the kernels cannot (absent,
+    or a util outside the range whose text they know)."""
+
+    def __init__(self, names):
+        blob = [n.encode('ascii') for n in names]
+        self.names = np.frombuffer(b''.join(blob) or b'\0', np.uint8)
+        self.off = np.r_[0, np.cumsum([len(b) for b in blob])].astype(
+            np.int64)
+        self.widest = max([len(b) for b in blob] + [0]) + 32
+
+    def text(self, idx, util):
+        k = lib()
+        if k is None or not (_plain(I64, idx) and _plain(F64, util)) or \
+                len(idx) != len(util):
+            return None
+        out = np.empty(len(idx) * (self.widest + 1) + 1, np.uint8)
+        m = k.ns_util_text(len(idx), _ptr(idx), _ptr(util),
+                           _ptr(self.names), _ptr(self.off), _ptr(out))
+        if m < 0:
+            return None
+        return out[:m].tobytes().decode('ascii')

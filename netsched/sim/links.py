@@ -56,10 +56,14 @@ class LinkMeter:
             if q is None:
                 q = self._quoted = [json.dumps(n) + ':' for n in
                                     self.net.names]
+                self._text = kernels.UtilText(q)
+            # compiled where it can (the same text), else by repr
+            body = self._text.text(nz, util)
+            if body is None:
+                body = ','.join([q[i] + repr(round(u, 6)) for i, u in
+                                 zip(nz.tolist(), util.tolist())])
             self.log.write_raw(
                 '{"dt":%s,"util":{%s},"t":%s,"ev":"links"}\n' % (
-                json.dumps(dt), ','.join([
-                    q[i] + repr(round(u, 6))
-                    for i, u in zip(nz.tolist(), util.tolist())]),
+                json.dumps(dt), body,
                 repr(round(float(self.bin_start), 9))))
         self.bin_bytes = np.zeros_like(b)

@@ -472,3 +472,32 @@ def test_copies_summed_same_bits_as_weighted_bincount():
             assert got.dtype == want.dtype and np.array_equal(got, want), x
     assert _copies_summed(np.zeros(3, np.int64), 2.0 ** 30, 1).tolist() == [
         3 * 2.0 ** 30]
+
+
+@needs_kernels
+def test_util_text_same_as_repr_of_round():
+    # LinkMeter's util body: "name":repr(round(u, 6)) per link, compiled;
+    # by hand: 0.5 -> 0.5, 1 - 1e-9 -> 1.0, 1/128 = 0.0078125 (a tie at
+    # the 7th decimal, to even) -> 0.007812, 1.23e-5 -> 1.2e-05,
+    # 4e-6 -> 4e-06, 1e-7 -> 0.0
+    import json
+    names = [json.dumps(n) + ':' for n in ('h1->s1', 's1->h2', 'x')]
+    ut = kernels.UtilText(names)
+    got = ut.text(np.array([0, 1, 2, 0, 1, 2], np.int64),
+                  np.array([0.5, 1 - 1e-9, 1 / 128, 1.23e-5, 4e-6, 1e-7]))
+    assert got == ('"h1->s1":0.5,"s1->h2":1.0,"x":0.007812,'
+                   '"h1->s1":1.2e-05,"s1->h2":4e-06,"x":0.0')
+    rng = np.random.default_rng(16)
+    ties = np.arange(1, 3000) / 128.0
+    steps = np.arange(1, 3000) * 1e-6 + 5e-7        # near the 6th decimal
+    for u in [rng.random(3000) * 10.0 ** float(e) for e in range(-8, 10)] \
+            + [ties, steps, np.nextafter(steps, 0), np.nextafter(steps, 1),
+               1 - rng.random(3000) * 1e-9, 1 + rng.random(3000) * 1e-9]:
+        idx = rng.integers(0, 3, len(u)).astype(np.int64)
+        want = ','.join([names[i] + repr(round(x, 6))
+                         for i, x in zip(idx.tolist(), u.tolist())])
+        assert ut.text(idx, u) == want
+    # outside its range (0, NaN, negative, 2^32 and up): None, the
+    # caller writes repr's
+    for bad in (0.0, np.nan, -1.0, 2.0 ** 32):
+        assert ut.text(np.array([0], np.int64), np.array([bad])) is None
