@@ -139,7 +139,8 @@ def _by_level(glinks, gkey, weight, residual, cap, grate):
         lev += 1
 
 
-def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
+def allocate(path_links, flow_path, flow_key, capacity, explicit=None,
+             remaining=None):
     """Per-flow rates.
 
     path_links: (P, H) int link indices, -1 padded; flow_path: (F,) path
@@ -147,8 +148,24 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
     max-min fairly); capacity: (L,) bit/s; explicit: (F,) bit/s or NaN,
     reserved before anything else (scaled down where they would exceed a
     link) and then topped up by back-filling like every other flow.
-    Returns (per-flow rates, per-link carried load).
+    Returns (per-flow rates, per-link carried load). With ``remaining``
+    ((F,) bytes left per flow) a third value: (found, s), the time until
+    the first flow with a rate finishes at it (kernels.first_finish's),
+    made as the rates are where the compiled filling runs without
+    reservations, else None (not made).
     """
+    if remaining is not None:
+        first = []
+        out = _allocate(path_links, flow_path, flow_key, capacity, explicit,
+                        first, remaining)
+        return out + (first[0] if first else None,)
+    return _allocate(path_links, flow_path, flow_key, capacity, explicit)
+
+
+def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
+              first=None, remaining=None):
+    """allocate's work; ``first`` (a list) gets the first finish where
+    it is made as the rates are."""
     F = len(flow_path)
     if F and (explicit is None or not (np.asarray(explicit) > 0).any()) \
             and kernels.lib() is not None:
@@ -157,8 +174,13 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None):
         # 49,152 links at every event)
         capf = np.asarray(capacity, float)
         residual = capf.copy()
-        frate = kernels.maxmin(path_links, flow_path, flow_key, residual,
-                               capf, REL_TOL)
+        if first is not None:
+            frate, fin = kernels.maxmin(path_links, flow_path, flow_key,
+                                        residual, capf, REL_TOL, remaining)
+            first.append(fin)
+        else:
+            frate = kernels.maxmin(path_links, flow_path, flow_key,
+                                   residual, capf, REL_TOL)
         np.subtract(capf, residual, out=residual)
         return frate, np.maximum(residual, 0.0, out=residual)
     rate = np.zeros(F)

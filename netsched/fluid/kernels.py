@@ -52,12 +52,28 @@ typedef struct {
     int64_t H;
     const int64_t *pt, *fpath;
     double *rate;
+    const double *rem;   /* bytes left per flow, or NULL */
+    double first;        /* the smallest rem * 8 / rate so far */
+    int moving;          /* whether a flow got a rate > 0 */
 } work;
 
 /* After this many rounds of one level, the flows left are indexed by
    link (lst) rather than scanned at every round: a level filled in a
    round or two (the usual case) never pays for the index. */
 #define SCAN_ROUNDS 3
+
+/* A flow frozen at rate r: when it would finish at that rate, the
+   smallest kept (ns_first_finish's value, made as the rates are). */
+static inline void moving(int64_t f, double r, work *w)
+{
+    if (r > 0) {
+        double t = w->rem[f] * 8.0 / r;
+        if (!w->moving || t < w->first) {
+            w->first = t;
+            w->moving = 1;
+        }
+    }
+}
 
 /* Freezing by scanning: every live flow crossing a full link gets the
    level and leaves its links' counts; the others stay, in order. */
@@ -75,6 +91,8 @@ static void freeze_scan(double level, work *w)
             continue;
         }
         w->rate[f] = level;
+        if (w->rem)
+            moving(f, level, w);
         for (h = 0; h < H; h++)
             if (p[h] >= 0)
                 w->n[p[h]] -= 1.0;
@@ -94,6 +112,8 @@ static void freeze_link(int64_t l, double level, work *w)
         w->active[k] = 0;
         int64_t f = w->live[k];
         w->rate[f] = level;
+        if (w->rem)
+            moving(f, level, w);
         const int64_t *p = w->pt + w->fpath[f] * H;
         for (h = 0; h < H; h++)
             if (p[h] >= 0)
@@ -298,7 +318,8 @@ static int reserve(int64_t L, int64_t F, int64_t H, int64_t K)
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
-              double rel_tol, double *rate)
+              double rel_tol, double *rate, const double *rem,
+              double *first)
 {
     int64_t i, K = 0, kmin = 0;
     const int64_t *order = order_in;
@@ -324,6 +345,15 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     }
     if (!reserve(L, F, H, K))
         return -1;
+    /* with rem: first = {1, ns_first_finish's time} if a flow moves,
+       else {0, 0} */
+    W.rem = rem;
+    W.moving = 0;
+    W.first = 0.0;
+    if (first) {
+        first[0] = 0.0;
+        first[1] = 0.0;
+    }
     /* whether some link is full: before the first level, one with
        flows on it fills at least one (the numerical guard) */
     int anyfull = 0;
@@ -349,6 +379,10 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             anyfull = 1;
             a = count[k];
         }
+        if (first) {
+            first[0] = W.moving;
+            first[1] = W.first;
+        }
         return 0;
     }
     int64_t a = 0;
@@ -364,6 +398,10 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               &W);
         anyfull = 1;
         a = b;
+    }
+    if (first) {
+        first[0] = W.moving;
+        first[1] = W.first;
     }
     return 0;
 }
@@ -737,7 +775,7 @@ def _build():
         return None
     p, i = ctypes.c_void_p, ctypes.c_int64
     lib.ns_maxmin.argtypes = [i, i, i, i, p, p, p, p, p, p, ctypes.c_double,
-                              p]
+                              p, p, p]
     lib.ns_maxmin.restype = ctypes.c_int
     d = ctypes.c_double
     lib.ns_send.argtypes = [i, p, p, p, d, p]
@@ -799,19 +837,25 @@ def _plain(dtypes, *arrays):
 F64, I64 = (np.float64,), (np.int64,)
 
 
-def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
+def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
+           remaining=None):
     """Per-flow max-min rates under strict priority by ``flow_key``
     (lower first): fluid.allocate's filling, compiled. ``residual``:
     (L,) float64 per link (numpy's path adds a dummy last link, which no
     path crosses), reduced in place; ``capacity`` likewise. None if the
-    kernels are not available."""
+    kernels are not available. With ``remaining`` ((F,) bytes left per
+    flow): (rates, (found, s)), :func:`first_finish` of those rates, made
+    as they are."""
     k = lib()
     if k is None:
         return None
     F = len(flow_path)
     rate = np.empty(F)                  # every flow's is written
+    if remaining is not None and not (_plain(F64, remaining)
+                                      and len(remaining) == F):
+        remaining = np.ascontiguousarray(remaining, dtype=np.float64)
     if F == 0:
-        return rate
+        return rate if remaining is None else (rate, (False, 0.0))
     pt = np.ascontiguousarray(path_links, dtype=np.int64)
     fp = np.ascontiguousarray(flow_path, dtype=np.int64)
     key = np.ascontiguousarray(flow_key, dtype=np.int64)
@@ -819,7 +863,10 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
     cap = np.ascontiguousarray(capacity, dtype=np.float64)
     args = [F, pt.shape[1], len(residual), len(pt), _ptr(pt), _ptr(fp),
             _ptr(key)]
-    rest = [_ptr(residual), _ptr(cap), float(rel_tol), _ptr(rate)]
+    first = None if remaining is None else np.zeros(2)
+    rest = [_ptr(residual), _ptr(cap), float(rel_tol), _ptr(rate),
+            None if remaining is None else _ptr(remaining),
+            None if first is None else _ptr(first)]
     with _LOCK:                         # the kernels' work arrays
         rc = k.ns_maxmin(*args, None, *rest)
         if rc == 1:                     # keys too spread to count
@@ -829,7 +876,9 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol):
         raise IndexError('flow_path: a path id outside the path table')
     if rc:
         raise MemoryError('ns_maxmin: out of memory')
-    return rate
+    if first is None:
+        return rate
+    return rate, (bool(first[0]), float(first[1]))
 
 
 def send(rate, rem, cof, dt, ncoflows):

@@ -160,7 +160,7 @@ class Engine:
         nxt = self._timers[0][0] if self._timers and keep else np.inf
         if self.rates.recheck_s is not None and not self.rates.held:
             nxt = min(nxt, self.rates.recheck_s)
-        fin = self.table.first_finish_s()
+        fin = self.rates.first_finish_s()
         if fin is not None:
             nxt = min(nxt, self.now + fin + self.resolution_s * 0.5)
         elif len(self.table.a_id) and not np.isfinite(nxt):

@@ -123,6 +123,7 @@ class RateSetter:
         # whether a_key holds a decision's keys (else all 0: flows join
         # with key 0, as a static policy's decision gives them)
         self._keyed = False
+        self._first = None               # the allocation's first finish
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -145,6 +146,7 @@ class RateSetter:
 
     def update(self, now_s, view=None):
         """Decide or reallocate at ``now_s`` if anything asks for it."""
+        self._first = None               # first_finish_s: not made now
         if self.held:
             if self.must_decide or self.must_allocate:
                 self.must_decide = False
@@ -224,6 +226,14 @@ class RateSetter:
         explicit = fl.a_explicit if self._explicit else None
         if explicit is not None and not (explicit > 0).any():
             explicit = None                     # NaN compares False
-        fl.a_rate, self.load_bps = fluid.allocate(
+        fl.a_rate, self.load_bps, self._first = fluid.allocate(
             self.net.table(), fl.a_path, fl.a_key, self.net.capacity,
-            explicit)
+            explicit, remaining=fl.a_rem)
+
+    def first_finish_s(self):
+        """FlowTable.first_finish_s, right after :meth:`update`: made with
+        the rates where they were just allocated (the same value)."""
+        first, self._first = self._first, None
+        if first is None:
+            return self.flows.first_finish_s()
+        return np.float64(first[1]) if first[0] else None
