@@ -46,6 +46,7 @@ typedef struct {
     char *isfull;
     int64_t *live;       /* the level's flows not yet frozen */
     int64_t nlive;
+    int64_t nt;          /* links the level's flows count on, in used */
     int64_t *lst;        /* positions in live per link, nlive * H */
     char *active;        /* per position in live: not yet frozen */
     int csr;             /* freezing through lst (else by scanning) */
@@ -212,16 +213,15 @@ static void rounds(int64_t nused, double *res, const double *cap,
     }
 }
 
-/* One level: the flows order[a..b) (order NULL: the flows a..b) filled
-   (fluid's _fill of its groups). A flow crossing a link that is already
-   full gets nothing (fluid's _by_level), as does one crossing no link. */
-static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
-                  const int64_t *pt, const int64_t *fpath, double *res,
-                  const double *cap, double rel_tol, double *rate,
-                  int anyfull, work *w)
+/* Flows of the level being filled join it: order[a..b) (order NULL: the
+   flows a..b). A flow crossing a link that is already full gets nothing
+   (fluid's _by_level), as does one crossing no link; the others are
+   live, counted on their links (used[0..nt) the links counted on). */
+static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
+                 const int64_t *pt, const int64_t *fpath, const double *res,
+                 double *rate, int anyfull, work *w)
 {
-    int64_t nt = 0, i, h;
-    w->nlive = 0;
+    int64_t nt = w->nt, i, h;
     for (i = a; i < b; i++) {
         int64_t f = order ? order[i] : i;
         const int64_t *pl = pt + fpath[f] * H;
@@ -243,13 +243,35 @@ static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
             w->n[l] += 1.0;
         }
     }
-    if (nt == 0)
-        return;
-    w->H = H;
-    w->pt = pt;
-    w->fpath = fpath;
-    w->rate = rate;
-    rounds(nt, res, cap, rel_tol, w);
+    w->nt = nt;
+}
+
+/* The level's live flows filled (fluid's _fill of its groups); then the
+   next level starts empty. */
+static void fill_level(int64_t H, const int64_t *pt, const int64_t *fpath,
+                       double *res, const double *cap, double rel_tol,
+                       double *rate, work *w)
+{
+    int64_t nt = w->nt;
+    w->nt = 0;
+    if (nt > 0) {
+        w->H = H;
+        w->pt = pt;
+        w->fpath = fpath;
+        w->rate = rate;
+        rounds(nt, res, cap, rel_tol, w);
+    }
+    w->nlive = 0;
+}
+
+/* One level: the flows order[a..b) (order NULL: the flows a..b). */
+static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
+                  const int64_t *pt, const int64_t *fpath, double *res,
+                  const double *cap, double rel_tol, double *rate,
+                  int anyfull, work *w)
+{
+    join(order, a, b, H, pt, fpath, res, rate, anyfull, w);
+    fill_level(H, pt, fpath, res, cap, rel_tol, rate, w);
 }
 
 /* The work arrays, kept from call to call (grown as needed, never
@@ -259,6 +281,12 @@ static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
 static work W;
 static int64_t capL = 0, capF = 0, capH = 0, capK = 0;
 static int64_t *S_order = NULL, *S_count = NULL;
+
+/* Flows that come in at most MAX_RUNS runs of equal keys (a coflow's
+   flows are together) are filled run by run, the runs of a key in flow
+   order: no sort, no order array. R_start: where each run starts. */
+#define MAX_RUNS 256
+static int64_t R_start[MAX_RUNS + 1], R_by[MAX_RUNS];
 
 static int grow(void **p, int64_t n, size_t item)
 {
@@ -321,7 +349,7 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               double rel_tol, double *rate, const double *rem,
               double *first)
 {
-    int64_t i, K = 0, kmin = 0;
+    int64_t i, K = 0, kmin = 0, nr = 0;
     const int64_t *order = order_in;
     int sorted = 0;
     if (F == 0)
@@ -336,12 +364,17 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             if (key[i] > kmax) kmax = key[i];
             bad |= fpath[i] < 0 || fpath[i] >= P;
             sorted &= i == 0 || key[i] >= key[i - 1];
+            if (i == 0 || key[i] != key[i - 1]) {
+                if (nr < MAX_RUNS)
+                    R_start[nr] = i;
+                nr++;
+            }
         }
         if (bad)                            /* would read past pt */
             return 2;
-        if (!sorted && kmax - kmin > 4 * F + 65536)
+        if (!sorted && nr > MAX_RUNS && kmax - kmin > 4 * F + 65536)
             return 1;
-        K = sorted ? 0 : kmax - kmin + 1;
+        K = sorted || nr <= MAX_RUNS ? 0 : kmax - kmin + 1;
     }
     if (!reserve(L, F, H, K))
         return -1;
@@ -359,6 +392,33 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     int anyfull = 0;
     for (i = 0; i < L && !anyfull; i++)
         anyfull = res[i] <= 0.0;
+    if (order == NULL && !sorted && nr <= MAX_RUNS) {
+        /* the runs in key order (insertion sort by key, stable), each
+           key's runs one level */
+        int64_t j, m;
+        R_start[nr] = F;
+        for (j = 0; j < nr; j++) {
+            int64_t r = j, kr = key[R_start[j]];
+            for (m = j; m > 0 && key[R_start[R_by[m - 1]]] > kr; m--)
+                R_by[m] = R_by[m - 1];
+            R_by[m] = r;
+        }
+        W.nlive = W.nt = 0;
+        for (j = 0; j < nr; ) {
+            int64_t k = key[R_start[R_by[j]]];
+            for (; j < nr && key[R_start[R_by[j]]] == k; j++)
+                join(NULL, R_start[R_by[j]], R_start[R_by[j] + 1], H, pt,
+                     fpath, res, rate, anyfull, &W);
+            fill_level(H, pt, fpath, res, cap, rel_tol, rate, &W);
+            anyfull = 1;
+        }
+        if (first) {
+            first[0] = W.moving;
+            first[1] = W.first;
+        }
+        return 0;
+    }
+    W.nlive = W.nt = 0;
     if (order == NULL && !sorted) {
         /* sorted by counting; each key's flows are then the slice
            o[end of the key before .. count[k]) */

@@ -528,3 +528,32 @@ def test_allocate_first_finish_as_first_finish_of_its_rates():
                                     np.zeros(1, np.int64), np.array([10.0]),
                                     remaining=np.array([100.0]))
     assert rate.tolist() == [10.0] and first == (True, 80.0)
+
+
+@needs_kernels
+def test_maxmin_runs_counting_and_argsort_orders(monkeypatch):
+    # the kernel's three ways to the key order: flows in few runs of
+    # equal keys (filled run by run), many runs of a narrow key range
+    # (counting sort), many runs of a wide one (numpy's argsort): each
+    # gives numpy's bits; 600 flows on a k=4 fat-tree
+    from netsched import topology
+    g = topology.fat_tree(4, link_bps=10e9)
+    net = fluid.Network(g)
+    hosts = topology.hosts(g)
+    rng = np.random.default_rng(18)
+    pairs = [(a, b) for a, b in zip(rng.integers(0, 16, 700),
+                                    rng.integers(0, 16, 700)) if a != b]
+    path = np.array([net.path_id(hosts[a], hosts[b], int(s), 80)
+                     for (a, b), s in zip(pairs[:600],
+                                          rng.integers(1000, 2000, 600))])
+    few = np.repeat(rng.permutation(12), 50)[:len(path)]   # 12 runs
+    for keys in (few, few * 10 ** 9, rng.integers(0, 20, len(path)),
+                 rng.integers(0, 20, len(path)) * 10 ** 9):
+        for explicit in (None, np.where(rng.random(len(path)) < 0.5,
+                                        rng.random(len(path)) * 5e9,
+                                        np.nan)):
+            args = (net.table(), path, keys, net.capacity, explicit)
+            want = numpy_allocate(monkeypatch, *args)
+            got = fluid.allocate(*args)
+            assert np.array_equal(got[0], want[0])
+            assert np.array_equal(got[1], want[1])
