@@ -649,6 +649,25 @@ int ns_coflow_sum(int64_t F, int64_t C, const int64_t *cof,
     return 0;
 }
 
+/* Per coflow, its flows (numpy's bincount), into out (zeros on entry),
+   a run of one coflow's flows counted at once. Returns 1 if a coflow
+   index is outside 0..C-1 (out is then to be dropped). */
+int ns_coflow_count(int64_t F, int64_t C, const int64_t *cof, int64_t *out)
+{
+    int64_t i, a = 0;
+    for (i = 0; i < F; i++) {
+        if (cof[i] < 0 || cof[i] >= C)
+            return 1;
+        if (cof[i] != cof[a]) {
+            out[cof[a]] += i - a;
+            a = i;
+        }
+    }
+    if (F > 0)
+        out[cof[a]] += F - a;
+    return 0;
+}
+
 /* Snapshot.coflow_port_bytes' sums: out[cof[i] * L + l] += v[i] for
    every flow i and every link l of its path (pt row path[i], H links,
    -1 padded), in (flow, hop) order: numpy's bincount over those pairs.
@@ -854,6 +873,8 @@ def _build():
     lib.ns_reserve.restype = ctypes.c_int
     lib.ns_util_text.argtypes = [i, p, p, p, p, p]
     lib.ns_util_text.restype = i
+    lib.ns_coflow_count.argtypes = [i, i, p, p]
+    lib.ns_coflow_count.restype = ctypes.c_int
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
@@ -1035,6 +1056,19 @@ def coflow_sum(cof, v, ncoflows):
         return None
     out = np.zeros(ncoflows)
     if k.ns_coflow_sum(len(cof), ncoflows, _ptr(cof), _ptr(v), _ptr(out)):
+        return None
+    return out
+
+
+def coflow_count(cof, ncoflows):
+    """(ncoflows,) int64: per coflow, how many of ``cof`` are it, as
+    ``np.bincount(cof, minlength=ncoflows)`` gives it, compiled; None
+    without the kernels or where cof is outside 0..ncoflows-1."""
+    k = lib()
+    if k is None or not _plain(I64, cof):
+        return None
+    out = np.zeros(ncoflows, np.int64)
+    if k.ns_coflow_count(len(cof), ncoflows, _ptr(cof), _ptr(out)):
         return None
     return out
 

@@ -175,6 +175,11 @@ class Snapshot:
         return np.bincount(rows * L + fl[ok], weights=w,
                            minlength=C * L).reshape(C, L)
 
+    def coflow_flows(self):
+        """(C,) int: per coflow, its active flows (a backend may count
+        them faster)."""
+        return np.bincount(self.flow_coflow, minlength=len(self.coflow_id))
+
     def coflow_rate(self):
         """(C,) bit/s: per coflow, its flows' rates summed in flow order
         (a backend may give the same bits faster)."""
@@ -213,7 +218,7 @@ def flow_priority(snap, decision):
     elif snap.queues is not None:
         key = coflow_class(snap, decision)[snap.flow_coflow]
     else:
-        key = full_rank(decision)[snap.flow_coflow]
+        key = np.take(full_rank(decision), snap.flow_coflow)
     return with_flow_classes(key, decision)
 
 
@@ -226,18 +231,20 @@ def with_flow_classes(key, decision):
     return np.where(fc >= 0, fc, key)
 
 
-def _copies_summed(groups, x, n):
+def _copies_summed(groups, x, n, count=None):
     """``np.bincount(groups, weights=np.full(len(groups), x),
     minlength=n)``: x added once per member of each group. Where every
     partial sum k x (k up to len(groups)) is a float exactly (x's
     significant bits and k's fit in 53; a power of two always does), that
-    is the count times x, the same bits without the (F,) weights."""
+    is the count times x, the same bits without the (F,) weights.
+    ``count``: a function giving np.bincount(groups, minlength=n)."""
     F = len(groups)
     if F and x > 0 and np.isfinite(x):
         m = int(math.frexp(x)[0] * 2 ** 53)     # x's significand, exact
         bits = m.bit_length() - ((m & -m).bit_length() - 1)
         if bits + F.bit_length() <= 53:
-            return np.bincount(groups, minlength=n) * x
+            return (count() if count is not None
+                    else np.bincount(groups, minlength=n)) * x
     return np.bincount(groups, weights=np.full(F, x), minlength=n)
 
 
@@ -262,7 +269,8 @@ def rate_estimate(snap):
             and (pl[:, 0] >= 0).all():
         # links of one capacity, every path crossing one (a big switch):
         # that capacity is every flow's slowest, the same weights as below
-        top = _copies_summed(snap.flow_coflow, float(link_cap[0]), C) / 8.0
+        top = _copies_summed(snap.flow_coflow, float(link_cap[0]), C,
+                             snap.coflow_flows) / 8.0
         return np.where(now > 0, now, top)
     slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     for h in range(pl.shape[1]):

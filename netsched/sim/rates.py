@@ -59,6 +59,10 @@ class SimSnapshot(Snapshot):
         return super()._port_sums(path, cof, v, C, L) if out is None \
             else out
 
+    def coflow_flows(self):
+        out = kernels.coflow_count(self.flow_coflow, len(self.coflow_id))
+        return super().coflow_flows() if out is None else out
+
     def coflow_rate(self):
         out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
                                  len(self.coflow_id))

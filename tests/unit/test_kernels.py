@@ -433,6 +433,10 @@ def test_coflow_sums_same_bits_as_numpy():
             pending_coflow=rng.integers(0, C, N),
             pending_bytes=rng.random(N) * 1e6)
         want, got = base.Snapshot(**fields), SimSnapshot(**fields)
+        a, b = want.coflow_flows(), got.coflow_flows()
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+        assert np.array_equal(base.rate_estimate(want),
+                              base.rate_estimate(got), equal_nan=True)
         a, b = want.coflow_rate(), got.coflow_rate()
         assert np.array_equal(a, b, equal_nan=True)
         assert (np.signbit(a) == np.signbit(b)).all()
