@@ -151,8 +151,8 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     Returns (per-flow rates, per-link carried load). With ``remaining``
     ((F,) bytes left per flow) a third value: (found, s), the time until
     the first flow with a rate finishes at it (kernels.first_finish's),
-    made as the rates are where the compiled filling runs without
-    reservations, else None (not made).
+    made as the rates are where the compiled filling runs, else None
+    (not made).
     """
     if remaining is not None:
         first = []
@@ -221,7 +221,12 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
                            REL_TOL)
     if frate is not None:                     # compiled: the same bits
         if explicit is not None:              # else rate is 0 (+ 0 = x)
-            frate += rate
+            fin = None if first is None else kernels.add_first(
+                frate, rate, remaining)
+            if fin is None:
+                frate += rate
+            else:
+                first.append(fin)
         return frate, np.maximum(cap[:L] - residual[:L], 0.0)
     pl = np.where(path_links >= 0, path_links, L)
     P = len(path_links)

@@ -598,6 +598,29 @@ int64_t ns_util_text(int64_t n, const int64_t *idx, const double *util,
     return m;
 }
 
+/* rate += add (fluid.allocate: the filling's rates plus the explicit
+   reservations), and ns_first_finish of the sums in the same pass into
+   first: {1, time} if a flow moves, else {0, 0}. */
+void ns_add_first(int64_t F, double *rate, const double *add,
+                  const double *rem, double *first)
+{
+    int any = 0;
+    double best = 0.0;
+    for (int64_t i = 0; i < F; i++) {
+        double r = rate[i] + add[i];
+        rate[i] = r;
+        if (r > 0) {
+            double t = rem[i] * 8.0 / r;
+            if (!any || t < best) {
+                best = t;
+                any = 1;
+            }
+        }
+    }
+    first[0] = any;
+    first[1] = best;
+}
+
 /* FlowTable.finish's test for one flow: rem <= max(rate * max(rel_tol
    * (now - start), resolution) / 8, 1e-6). */
 static int is_done(double rem, double rate, double start, double now,
@@ -875,6 +898,8 @@ def _build():
     lib.ns_util_text.restype = i
     lib.ns_coflow_count.argtypes = [i, i, p, p]
     lib.ns_coflow_count.restype = ctypes.c_int
+    lib.ns_add_first.argtypes = [i, p, p, p, p]
+    lib.ns_add_first.restype = None
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
@@ -1058,6 +1083,19 @@ def coflow_sum(cof, v, ncoflows):
     if k.ns_coflow_sum(len(cof), ncoflows, _ptr(cof), _ptr(v), _ptr(out)):
         return None
     return out
+
+
+def add_first(rate, add, rem):
+    """``rate += add`` in place, and :func:`first_finish` of the sums, in
+    one pass: (found, seconds); None without the kernels (nothing
+    done)."""
+    k = lib()
+    if k is None or not _plain(F64, rate, add, rem) or \
+            not len(rate) == len(add) == len(rem):
+        return None
+    first = np.zeros(2)
+    k.ns_add_first(len(rate), _ptr(rate), _ptr(add), _ptr(rem), _ptr(first))
+    return bool(first[0]), float(first[1])
 
 
 def coflow_count(cof, ncoflows):

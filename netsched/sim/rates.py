@@ -227,9 +227,9 @@ class RateSetter:
         self.must_allocate = False
         self.allocations += 1
         fl = self.flows
+        # (fluid.allocate takes the path without reservations where none
+        # is positive)
         explicit = fl.a_explicit if self._explicit else None
-        if explicit is not None and not (explicit > 0).any():
-            explicit = None                     # NaN compares False
         fl.a_rate, self.load_bps, self._first = fluid.allocate(
             self.net.table(), fl.a_path, fl.a_key, self.net.capacity,
             explicit, remaining=fl.a_rem)
