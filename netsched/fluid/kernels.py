@@ -654,21 +654,28 @@ static int is_done(double rem, double rate, double start, double now,
 /* Per coflow, the sum of v over its flows in flow order (numpy's
    bincount with weights), into out (zeros on entry): Snapshot.coflow_rate.
    Zeros are skipped: out starts at +0.0 and so is never -0.0, and x +
-   0.0 == x for every other x. Returns 1 if a coflow index is outside
-   0..C-1 (out is then to be dropped). */
+   0.0 == x for every other x. With count (zeros on entry), each
+   coflow's flows counted too (ns_coflow_count's). Returns 1 if a coflow
+   index is outside 0..C-1 (out and count are then to be dropped). */
 int ns_coflow_sum(int64_t F, int64_t C, const int64_t *cof,
-                  const double *v, double *out)
+                  const double *v, double *out, int64_t *count)
 {
-    int64_t c = -1;
+    int64_t c = -1, a = 0;
     double sum = 0.0;
     for (int64_t i = 0; i < F; i++) {
         if (cof[i] < 0 || cof[i] >= C)
             return 1;
         if (v[i] != 0.0)
             RUN_ADD(out, cof[i], v[i], c, sum);
+        if (count && cof[i] != cof[a]) {
+            count[cof[a]] += i - a;
+            a = i;
+        }
     }
     if (c >= 0)
         out[c] = sum;
+    if (count && F > 0)
+        count[cof[a]] += F - a;
     return 0;
 }
 
@@ -900,7 +907,7 @@ def _build():
     lib.ns_coflow_count.restype = ctypes.c_int
     lib.ns_add_first.argtypes = [i, p, p, p, p]
     lib.ns_add_first.restype = None
-    lib.ns_coflow_sum.argtypes = [i, i, p, p, p]
+    lib.ns_coflow_sum.argtypes = [i, i, p, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
     lib.ns_port_bytes.restype = ctypes.c_int
@@ -1070,19 +1077,22 @@ def compact(cols, pos):
     return [c[:F - len(pos)] for c in cols]
 
 
-def coflow_sum(cof, v, ncoflows):
+def coflow_sum(cof, v, ncoflows, count=False):
     """(ncoflows,) per coflow the sum of ``v`` over its flows, as
     ``np.bincount(cof, weights=v, minlength=ncoflows)`` gives it (the
     same additions in the same order), compiled; None without the
-    kernels or where cof is outside 0..ncoflows-1."""
+    kernels or where cof is outside 0..ncoflows-1. With ``count``:
+    (sums, :func:`coflow_count`), made in the same pass."""
     k = lib()
     if k is None or not (_plain(I64, cof) and _plain(F64, v)) or \
             len(cof) != len(v):
         return None
     out = np.zeros(ncoflows)
-    if k.ns_coflow_sum(len(cof), ncoflows, _ptr(cof), _ptr(v), _ptr(out)):
+    n = np.zeros(ncoflows, np.int64) if count else None
+    if k.ns_coflow_sum(len(cof), ncoflows, _ptr(cof), _ptr(v), _ptr(out),
+                       None if n is None else _ptr(n)):
         return None
-    return out
+    return out if n is None else (out, n)
 
 
 def add_first(rate, add, rem):

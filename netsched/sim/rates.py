@@ -60,13 +60,20 @@ class SimSnapshot(Snapshot):
             else out
 
     def coflow_flows(self):
-        out = kernels.coflow_count(self.flow_coflow, len(self.coflow_id))
+        out = self.__dict__.pop('_flows', None)     # coflow_rate's count
+        if out is None:
+            out = kernels.coflow_count(self.flow_coflow, len(self.coflow_id))
         return super().coflow_flows() if out is None else out
 
     def coflow_rate(self):
+        # the flows per coflow counted in the same pass, for
+        # coflow_flows (rate_estimate asks for both)
         out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
-                                 len(self.coflow_id))
-        return super().coflow_rate() if out is None else out
+                                 len(self.coflow_id), count=True)
+        if out is None:
+            return super().coflow_rate()
+        self.__dict__['_flows'] = out[1]
+        return out[0]
 
 
 def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):

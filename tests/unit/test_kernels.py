@@ -558,3 +558,26 @@ def test_maxmin_runs_counting_and_argsort_orders(monkeypatch):
             got = fluid.allocate(*args)
             assert np.array_equal(got[0], want[0])
             assert np.array_equal(got[1], want[1])
+
+
+def test_full_rank_small_same_as_lexsort():
+    # full_rank sorts a few coflows in Python: the dense ranks lexsort
+    # gives, on ties in both keys, -0.0 against 0.0 and large ranks; by
+    # hand: ranks (1, 0, 1) with orders (5, 9, 2) -> (2, 0, 1)
+    from netsched.policies import base
+    d = base.Decision(coflow_rank=np.array([1, 0, 1]),
+                      coflow_order=np.array([5.0, 9.0, 2.0]))
+    assert base.full_rank(d).tolist() == [2, 0, 1]
+    rng = np.random.default_rng(19)
+    for _ in range(2000):
+        C = int(rng.integers(0, base.SMALL_RANK + 1))
+        rank = rng.integers(0, int(rng.choice([1, 3, 10 ** 12])), C)
+        order = rng.choice([0.0, -0.0, 1.5, 2.0, 1e9], C) if rng.random() \
+            < 0.5 else rng.integers(0, 5, C).astype(float)
+        for o in (order, None):
+            d = base.Decision(coflow_rank=rank, coflow_order=o)
+            got = base.full_rank(d)
+            want = base._full_rank_arrays(
+                np.asarray(rank, np.int64),
+                np.zeros(C) if o is None else o)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
