@@ -175,6 +175,11 @@ class Snapshot:
         return np.bincount(rows * L + fl[ok], weights=w,
                            minlength=C * L).reshape(C, L)
 
+    def per_flow(self, per_coflow):
+        """(F,) each flow's coflow's entry of ``per_coflow`` (C,) (a
+        backend may take them faster)."""
+        return np.take(per_coflow, self.flow_coflow)
+
     def coflow_flows(self):
         """(C,) int: per coflow, its active flows (a backend may count
         them faster)."""
@@ -212,13 +217,13 @@ def flow_priority(snap, decision):
     """Per active flow, a dense priority key (0 = served first). With Q
     queues it is the coflow's class (:func:`coflow_class` with no current
     classes; the backends pass theirs to coflow_class themselves)."""
-    F = len(snap.flow_coflow)
+    F = len(snap.flow_path)
     if decision.coflow_rank is None:
         key = np.zeros(F, dtype=np.int64)
     elif snap.queues is not None:
         key = coflow_class(snap, decision)[snap.flow_coflow]
     else:
-        key = np.take(full_rank(decision), snap.flow_coflow)
+        key = snap.per_flow(full_rank(decision))
     return with_flow_classes(key, decision)
 
 

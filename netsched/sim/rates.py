@@ -49,27 +49,58 @@ class SimSnapshot(Snapshot):
     """The simulator's Snapshot: the same fields, its per-coflow sums
     compiled (:mod:`netsched.fluid.kernels`: the same additions in the
     same order, so the same bits), numpy's where the kernels are not.
-    ``flow_sent`` is computed when a policy first reads it (most never
-    do, and Aalo is asked at every event)."""
+    ``flow_sent`` and ``flow_coflow`` are computed when a policy first
+    reads them (Aalo, asked at every event, reads neither: its sums and
+    keys per flow are taken from the engine's coflow indices)."""
 
     flow_sent = _Deferred('flow_sent')
+    flow_coflow = _Deferred('flow_coflow')
+
+    def _engine(self):
+        """While flow_coflow is not made: (the flows' engine coflow
+        indices, engine index -> live position, the live coflows' engine
+        indices); the per-coflow sums and gathers below work from them
+        (the same numbers, without the (F,) remapped array)."""
+        if isinstance(self.__dict__.get('_later_flow_coflow'), _Later) \
+                and len(self.flow_path):
+            return self.__dict__['_engine_cof']
+        return None
 
     def _port_sums(self, path, cof, v, C, L):
         out = kernels.port_bytes(self.path_links, path, cof, v, C, L)
         return super()._port_sums(path, cof, v, C, L) if out is None \
             else out
 
+    def per_flow(self, per_coflow):
+        e = self._engine()
+        if e is None or len(per_coflow) != len(self.coflow_id):
+            return super().per_flow(per_coflow)
+        a_cof, remap, _ = e
+        return np.take(np.take(per_coflow, remap), a_cof)
+
     def coflow_flows(self):
         out = self.__dict__.pop('_flows', None)     # coflow_rate's count
         if out is None:
-            out = kernels.coflow_count(self.flow_coflow, len(self.coflow_id))
+            e = self._engine()
+            if e is None:
+                out = kernels.coflow_count(self.flow_coflow,
+                                           len(self.coflow_id))
+            else:
+                out = kernels.coflow_count(e[0], len(e[1]))
+                out = None if out is None else out[e[2]]
         return super().coflow_flows() if out is None else out
 
     def coflow_rate(self):
         # the flows per coflow counted in the same pass, for
         # coflow_flows (rate_estimate asks for both)
-        out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
-                                 len(self.coflow_id), count=True)
+        e = self._engine()
+        if e is None:
+            out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
+                                     len(self.coflow_id), count=True)
+        else:
+            out = kernels.coflow_sum(e[0], self.flow_rate, len(e[1]),
+                                     count=True)
+            out = None if out is None else (out[0][e[2]], out[1][e[2]])
         if out is None:
             return super().coflow_rate()
         self.__dict__['_flows'] = out[1]
@@ -92,16 +123,19 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         if 'pending_coflow' in pend:
             pend['pending_coflow'] = remap[np.asarray(pend['pending_coflow'],
                                                       np.int64)]
-    return SimSnapshot(
+    a_cof = flows.a_cof
+    snap = SimSnapshot(
         t=now_s, queues=queues, link_capacity=net.capacity,
         path_links=net.table(), flow_path=flows.a_path,
-        flow_coflow=remap[flows.a_cof], flow_remaining=flows.a_rem,
+        flow_coflow=_Later(lambda: remap[a_cof]), flow_remaining=a_rem,
         flow_sent=_Later(lambda: size[a_id] - a_rem),
         flow_rate=flows.a_rate,
         coflow_id=tuple(map(coflows.names.__getitem__, cl)),
         coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
         coflow_job=tuple(map(coflows.jobs.__getitem__, cl)), **pend)
+    snap.__dict__['_engine_cof'] = (a_cof, remap, cof)
+    return snap
 
 
 class RateSetter:

@@ -97,3 +97,37 @@ def test_snapshot_flow_sent_computed_when_read():
     assert snap.flow_sent.tolist() == [60.0, 50.0]
     assert snap.flow_sent is snap.flow_sent          # computed once
     assert snap.flow_remaining.tolist() == [40.0, 250.0]
+
+
+def test_snapshot_sums_from_engine_coflows_as_from_flow_coflow():
+    # the simulator's snapshot sums rates, counts flows and takes
+    # per-coflow keys from the engine's coflow indices while flow_coflow
+    # is not made: the numbers a plain Snapshot gives from flow_coflow.
+    # Coflows c1 and c3 of c0..c4 live (positions 0 and 1); by hand, c1's
+    # flows at 1, 0 and 4 bit/s sum to 5, c3's single one to 2
+    import dataclasses
+    from netsched.policies import base
+    from netsched.sim.rates import _Later, snapshot
+    g = topology.big_switch(6)
+    net = fluid.Network(g, big_switch=True)
+    cof = CoflowTable()
+    for c in range(5):
+        cof.index('c%d' % c, 0.0)
+    t = FlowTable(net, cof)
+    hosts = topology.hosts(g)
+    t.start(hosts[:3], hosts[3:], [10.0, 20.0, 30.0], 1, 0.0)
+    t.start([hosts[0]], [hosts[5]], [40.0], 3, 0.0)
+    t.a_rate[:] = [1.0, 0.0, 4.0, 2.0]
+    snap = snapshot(1.0, None, net, t)
+    plain = base.Snapshot(**{f.name: getattr(snap, f.name)
+                             for f in dataclasses.fields(base.Snapshot)})
+    fresh = snapshot(1.0, None, net, t)           # flow_coflow not made
+    assert fresh.coflow_rate().tolist() == [5.0, 2.0]
+    assert fresh.coflow_flows().tolist() == [3, 1]
+    assert fresh.per_flow(np.array([7, 9])).tolist() == [7, 7, 7, 9]
+    assert isinstance(fresh.__dict__['_later_flow_coflow'], _Later)
+    for s in (snapshot(1.0, None, net, t), fresh):
+        assert np.array_equal(base.rate_estimate(s),
+                              base.rate_estimate(plain))
+    assert snap.flow_coflow.tolist() == [0, 0, 0, 1]
+    assert np.array_equal(snap.coflow_rate(), plain.coflow_rate())
