@@ -38,100 +38,93 @@ SOURCE = r'''
 #include <string.h>
 #include <math.h>
 
-/* Work arrays of one allocation: per link (L) and per flow (F). */
+/* Work arrays of one allocation: per link (L), per path (P), per flow
+   (F); groups (a level's live flows of one path) number at most F. */
 typedef struct {
     double *n;           /* live flows per link (zero between levels) */
     int64_t *off, *end;  /* a link's slice of lst */
     int64_t *used, *full;
     char *isfull;
-    int64_t *live;       /* the level's flows not yet frozen */
+    int64_t *live;       /* the level's live flows */
     int64_t nlive;
-    int64_t nt;          /* links the level's flows count on, in used */
-    int64_t *lst;        /* positions in live per link, nlive * H */
-    char *active;        /* per position in live: not yet frozen */
+    int64_t *fgroup;     /* each live flow's group, in step */
+    int64_t *gidx;       /* path -> its group in this level, -1: none */
+    int64_t *gpath;      /* group -> path */
+    int64_t *gl;         /* group -> its links, H each (a copy: read in
+                            order, not gathered from the path table) */
+    double *gw;          /* group -> its flows */
+    double *grate;       /* group -> rate */
+    int64_t ng;
+    int64_t *glive;      /* groups not yet frozen */
+    int64_t nglive;
+    int64_t *lst;        /* groups per link, ng * H */
+    char *active;        /* per group: not yet frozen */
     int csr;             /* freezing through lst (else by scanning) */
     int64_t H;
-    const int64_t *pt, *fpath;
-    double *rate;
-    const double *rem;   /* bytes left per flow, or NULL */
-    double first;        /* the smallest rem * 8 / rate so far */
-    int moving;          /* whether a flow got a rate > 0 */
+    const int64_t *pt;
 } work;
 
-/* After this many rounds of one level, the flows left are indexed by
-   link (lst) rather than scanned at every round: a level filled in a
-   round or two (the usual case) never pays for the index. */
+/* The groups left are indexed by link (lst) rather than scanned at every
+   round once a round has frozen less than half of those it scanned, or
+   after SCAN_ROUNDS rounds: a level filled in a round or two (a coflow
+   under strict priority) never pays for the index, one with many
+   bottlenecks (all flows fair) builds it after its first round. */
 #define SCAN_ROUNDS 3
 
-/* A flow frozen at rate r: when it would finish at that rate, the
-   smallest kept (ns_first_finish's value, made as the rates are). */
-static inline void moving(int64_t f, double r, work *w)
+/* A group frozen at the level: its rate, and it leaves its links'
+   counts. */
+static inline void freeze(int64_t g, double level, work *w)
 {
-    if (r > 0) {
-        double t = w->rem[f] * 8.0 / r;
-        if (!w->moving || t < w->first) {
-            w->first = t;
-            w->moving = 1;
-        }
-    }
+    const int64_t *p = w->gl + g * w->H;
+    w->grate[g] = level;
+    for (int64_t h = 0; h < w->H; h++)
+        if (p[h] >= 0)
+            w->n[p[h]] -= w->gw[g];
 }
 
-/* Freezing by scanning: every live flow crossing a full link gets the
-   level and leaves its links' counts; the others stay, in order. */
+/* Freezing by scanning: every live group crossing a full link is
+   frozen; the others stay, in order. */
 static void freeze_scan(double level, work *w)
 {
     int64_t k, h, keep = 0, H = w->H;
-    for (k = 0; k < w->nlive; k++) {
-        int64_t f = w->live[k];
-        const int64_t *p = w->pt + w->fpath[f] * H;
+    for (k = 0; k < w->nglive; k++) {
+        int64_t g = w->glive[k];
+        const int64_t *p = w->gl + g * H;
         for (h = 0; h < H; h++)
             if (p[h] >= 0 && w->isfull[p[h]])
                 break;
-        if (h == H) {
-            w->live[keep++] = f;
-            continue;
-        }
-        w->rate[f] = level;
-        if (w->rem)
-            moving(f, level, w);
-        for (h = 0; h < H; h++)
-            if (p[h] >= 0)
-                w->n[p[h]] -= 1.0;
+        if (h == H)
+            w->glive[keep++] = g;
+        else
+            freeze(g, level, w);
     }
-    w->nlive = keep;
+    w->nglive = keep;
 }
 
-/* Freezing through the index: the flows on link l that are still live
-   get the level, and leave their other links' counts. */
+/* Freezing through the index: the groups on link l still live. */
 static void freeze_link(int64_t l, double level, work *w)
 {
-    int64_t j, h, H = w->H;
-    for (j = w->off[l]; j < w->end[l]; j++) {
-        int64_t k = w->lst[j];
-        if (!w->active[k])
+    for (int64_t j = w->off[l]; j < w->end[l]; j++) {
+        int64_t g = w->lst[j];
+        if (!w->active[g])
             continue;
-        w->active[k] = 0;
-        int64_t f = w->live[k];
-        w->rate[f] = level;
-        if (w->rem)
-            moving(f, level, w);
-        const int64_t *p = w->pt + w->fpath[f] * H;
-        for (h = 0; h < H; h++)
-            if (p[h] >= 0)
-                w->n[p[h]] -= 1.0;
+        w->active[g] = 0;
+        freeze(g, level, w);
     }
 }
 
-/* The live flows indexed by link: every link of a live flow has a live
-   count, so it is among used[0..nused). */
+/* The live groups indexed by link: every link of a live group has a
+   live count, so it is among used[0..nused). */
 static void index_links(int64_t nused, work *w)
 {
     int64_t i, k, h, H = w->H, acc = 0;
     for (i = 0; i < nused; i++)
         w->off[w->used[i]] = 0;
-    for (k = 0; k < w->nlive; k++) {
-        const int64_t *p = w->pt + w->fpath[w->live[k]] * H;
-        w->active[k] = 1;
+    for (k = 0; k < w->ng; k++)
+        w->active[k] = 0;
+    for (k = 0; k < w->nglive; k++) {
+        const int64_t *p = w->gl + w->glive[k] * H;
+        w->active[w->glive[k]] = 1;
         for (h = 0; h < H; h++)
             if (p[h] >= 0)
                 w->off[p[h]]++;
@@ -141,11 +134,11 @@ static void index_links(int64_t nused, work *w)
         w->off[l] = w->end[l] = acc;
         acc += c;
     }
-    for (k = 0; k < w->nlive; k++) {
-        const int64_t *p = w->pt + w->fpath[w->live[k]] * H;
+    for (k = 0; k < w->nglive; k++) {
+        const int64_t *p = w->gl + w->glive[k] * H;
         for (h = 0; h < H; h++)
             if (p[h] >= 0)
-                w->lst[w->end[p[h]]++] = k;
+                w->lst[w->end[p[h]]++] = w->glive[k];
     }
     w->csr = 1;
 }
@@ -153,10 +146,10 @@ static void index_links(int64_t nused, work *w)
 /* The rounds of progressive filling over the links used[0..nused)
    (live counts in n): every round the smallest share over them, added to
    the level; the links within rel_tol of full (and the one with that
-   share) are full, and the flows crossing them are frozen at the level
+   share) are full, and the groups crossing them are frozen at the level
    and leave the other links' counts. fluid's _fill, operation for
-   operation: its groups (flows of one path) count as their flows, and
-   the counts are sums of ones, exact in any order. */
+   operation (its groups are a level's flows of one path; the counts are
+   sums of whole numbers, exact in any order). */
 static void rounds(int64_t nused, double *res, const double *cap,
                    double rel_tol, work *w)
 {
@@ -193,6 +186,7 @@ static void rounds(int64_t nused, double *res, const double *cap,
         }
         for (i = 0; i < nf; i++)
             res[w->full[i]] = 0.0;
+        int64_t scanned = w->nglive;
         if (w->csr)
             for (i = 0; i < nf; i++)
                 freeze_link(w->full[i], level, w);
@@ -208,59 +202,89 @@ static void rounds(int64_t nused, double *res, const double *cap,
             else
                 w->used[i] = w->used[--nused];
         }
-        if (!w->csr && ++nr >= SCAN_ROUNDS && nused > 0)
+        if (!w->csr && nused > 0 &&
+            (++nr >= SCAN_ROUNDS || 2 * w->nglive > scanned))
             index_links(nused, w);
     }
 }
 
 /* Flows of the level being filled join it: order[a..b) (order NULL: the
    flows a..b). A flow crossing a link that is already full gets nothing
-   (fluid's _by_level), as does one crossing no link; the others are
-   live, counted on their links (used[0..nt) the links counted on). */
+   (fluid's _by_level); the others are live, grouped by path. */
 static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
                  const int64_t *pt, const int64_t *fpath, const double *res,
                  double *rate, int anyfull, work *w)
 {
-    int64_t nt = w->nt, i, h;
+    int64_t i, h;
     for (i = a; i < b; i++) {
-        int64_t f = order ? order[i] : i;
-        const int64_t *pl = pt + fpath[f] * H;
+        int64_t f = order ? order[i] : i, p = fpath[f];
         rate[f] = 0.0;
         if (anyfull) {
+            const int64_t *pl = pt + p * H;
             for (h = 0; h < H; h++)
                 if (pl[h] >= 0 && res[pl[h]] <= 0.0)
                     break;
             if (h < H)
                 continue;
         }
+        int64_t g = w->gidx[p];
+        if (g < 0) {
+            g = w->gidx[p] = w->ng++;
+            w->gpath[g] = p;
+            w->gw[g] = 0.0;
+            w->grate[g] = 0.0;
+            for (h = 0; h < H; h++)
+                w->gl[g * H + h] = pt[p * H + h];
+        }
+        w->gw[g] += 1.0;
+        w->fgroup[w->nlive] = g;
         w->live[w->nlive++] = f;
+    }
+}
+
+/* The level's live flows filled (fluid's _fill of its groups), each
+   given its group's rate; with rem, first gets the smallest rem * 8 /
+   rate of those with a rate (ns_first_finish's); then the next level
+   starts empty. */
+static void fill_level(int64_t H, const int64_t *pt, double *res,
+                       const double *cap, double rel_tol, double *rate,
+                       const double *rem, double *first, int *moving,
+                       work *w)
+{
+    int64_t nt = 0, g, h, k;
+    for (g = 0; g < w->ng; g++) {
+        const int64_t *p = w->gl + g * H;
+        w->glive[g] = g;
         for (h = 0; h < H; h++) {
-            int64_t l = pl[h];
+            int64_t l = p[h];
             if (l < 0)
                 continue;
             if (w->n[l] == 0.0)
                 w->used[nt++] = l;
-            w->n[l] += 1.0;
+            w->n[l] += w->gw[g];
         }
     }
-    w->nt = nt;
-}
-
-/* The level's live flows filled (fluid's _fill of its groups); then the
-   next level starts empty. */
-static void fill_level(int64_t H, const int64_t *pt, const int64_t *fpath,
-                       double *res, const double *cap, double rel_tol,
-                       double *rate, work *w)
-{
-    int64_t nt = w->nt;
-    w->nt = 0;
+    w->nglive = w->ng;
     if (nt > 0) {
         w->H = H;
         w->pt = pt;
-        w->fpath = fpath;
-        w->rate = rate;
         rounds(nt, res, cap, rel_tol, w);
     }
+    for (k = 0; k < w->nlive; k++) {
+        int64_t f = w->live[k];
+        double r = w->grate[w->fgroup[k]];
+        rate[f] = r;
+        if (rem && r > 0) {
+            double t = rem[f] * 8.0 / r;
+            if (!*moving || t < *first) {
+                *first = t;
+                *moving = 1;
+            }
+        }
+    }
+    for (g = 0; g < w->ng; g++)
+        w->gidx[w->gpath[g]] = -1;
+    w->ng = 0;
     w->nlive = 0;
 }
 
@@ -268,10 +292,11 @@ static void fill_level(int64_t H, const int64_t *pt, const int64_t *fpath,
 static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
                   const int64_t *pt, const int64_t *fpath, double *res,
                   const double *cap, double rel_tol, double *rate,
-                  int anyfull, work *w)
+                  int anyfull, const double *rem, double *first,
+                  int *moving, work *w)
 {
     join(order, a, b, H, pt, fpath, res, rate, anyfull, w);
-    fill_level(H, pt, fpath, res, cap, rel_tol, rate, w);
+    fill_level(H, pt, res, cap, rel_tol, rate, rem, first, moving, w);
 }
 
 /* The work arrays, kept from call to call (grown as needed, never
@@ -279,7 +304,7 @@ static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
    isfull are zero between calls. Not for concurrent callers (kernels.py
    holds a lock). */
 static work W;
-static int64_t capL = 0, capF = 0, capH = 0, capK = 0;
+static int64_t capL = 0, capP = 0, capF = 0, capH = 0, capK = 0;
 static int64_t *S_order = NULL, *S_count = NULL;
 
 /* Flows that come in at most MAX_RUNS runs of equal keys (a coflow's
@@ -297,7 +322,7 @@ static int grow(void **p, int64_t n, size_t item)
     return 1;
 }
 
-static int reserve(int64_t L, int64_t F, int64_t H, int64_t K)
+static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
 {
     int64_t i;
     if (L > capL) {
@@ -315,11 +340,25 @@ static int reserve(int64_t L, int64_t F, int64_t H, int64_t K)
         }
         capL = n;
     }
+    if (P > capP) {
+        int64_t n = P + P / 2;
+        if (!grow((void **)&W.gidx, n, sizeof(int64_t)))
+            return 0;
+        for (i = capP; i < n; i++)
+            W.gidx[i] = -1;
+        capP = n;
+    }
     if (F > capF || H > capH) {
         int64_t n = F + F / 2, h = H > capH ? H : capH;
         if (!grow((void **)&W.lst, n * h + 1, sizeof(int64_t)) ||
             !grow((void **)&W.active, n, 1) ||
             !grow((void **)&W.live, n, sizeof(int64_t)) ||
+            !grow((void **)&W.fgroup, n, sizeof(int64_t)) ||
+            !grow((void **)&W.gpath, n, sizeof(int64_t)) ||
+            !grow((void **)&W.gw, n, sizeof(double)) ||
+            !grow((void **)&W.grate, n, sizeof(double)) ||
+            !grow((void **)&W.glive, n, sizeof(int64_t)) ||
+            !grow((void **)&W.gl, n * h + 1, sizeof(int64_t)) ||
             !grow((void **)&S_order, n, sizeof(int64_t)))
             return 0;
         capF = n;
@@ -376,13 +415,12 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             return 1;
         K = sorted || nr <= MAX_RUNS ? 0 : kmax - kmin + 1;
     }
-    if (!reserve(L, F, H, K))
+    if (!reserve(L, P, F, H, K))
         return -1;
     /* with rem: first = {1, ns_first_finish's time} if a flow moves,
        else {0, 0} */
-    W.rem = rem;
-    W.moving = 0;
-    W.first = 0.0;
+    int moving = 0;
+    double soonest = 0.0;
     if (first) {
         first[0] = 0.0;
         first[1] = 0.0;
@@ -403,22 +441,21 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
                 R_by[m] = R_by[m - 1];
             R_by[m] = r;
         }
-        W.nlive = W.nt = 0;
         for (j = 0; j < nr; ) {
             int64_t k = key[R_start[R_by[j]]];
             for (; j < nr && key[R_start[R_by[j]]] == k; j++)
                 join(NULL, R_start[R_by[j]], R_start[R_by[j] + 1], H, pt,
                      fpath, res, rate, anyfull, &W);
-            fill_level(H, pt, fpath, res, cap, rel_tol, rate, &W);
+            fill_level(H, pt, res, cap, rel_tol, rate, rem, &soonest,
+                       &moving, &W);
             anyfull = 1;
         }
         if (first) {
-            first[0] = W.moving;
-            first[1] = W.first;
+            first[0] = moving;
+            first[1] = soonest;
         }
         return 0;
     }
-    W.nlive = W.nt = 0;
     if (order == NULL && !sorted) {
         /* sorted by counting; each key's flows are then the slice
            o[end of the key before .. count[k]) */
@@ -435,13 +472,13 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             if (count[k] == a)
                 continue;
             level(o, a, count[k], H, pt, fpath, res, cap, rel_tol, rate,
-                  anyfull, &W);
+                  anyfull, rem, &soonest, &moving, &W);
             anyfull = 1;
             a = count[k];
         }
         if (first) {
-            first[0] = W.moving;
-            first[1] = W.first;
+            first[0] = moving;
+            first[1] = soonest;
         }
         return 0;
     }
@@ -455,13 +492,13 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             while (b < F && key[b] == key[a])
                 b++;
         level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate, anyfull,
-              &W);
+              rem, &soonest, &moving, &W);
         anyfull = 1;
         a = b;
     }
     if (first) {
-        first[0] = W.moving;
-        first[1] = W.first;
+        first[0] = moving;
+        first[1] = soonest;
     }
     return 0;
 }
