@@ -120,8 +120,7 @@ static void index_links(int64_t nused, work *w)
     int64_t i, k, h, H = w->H, acc = 0;
     for (i = 0; i < nused; i++)
         w->off[w->used[i]] = 0;
-    for (k = 0; k < w->ng; k++)
-        w->active[k] = 0;
+    /* (only live groups enter lst: the frozen ones' flags are not read) */
     for (k = 0; k < w->nglive; k++) {
         const int64_t *p = w->gl + w->glive[k] * H;
         w->active[w->glive[k]] = 1;
@@ -210,7 +209,8 @@ static void rounds(int64_t nused, double *res, const double *cap,
 
 /* Flows of the level being filled join it: order[a..b) (order NULL: the
    flows a..b). A flow crossing a link that is already full gets nothing
-   (fluid's _by_level); the others are live, grouped by path. */
+   (fluid's _by_level); the others are live, grouped by path (fill_level
+   gives them their group's rate). */
 static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
                  const int64_t *pt, const int64_t *fpath, const double *res,
                  double *rate, int anyfull, work *w)
@@ -218,14 +218,15 @@ static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
     int64_t i, h;
     for (i = a; i < b; i++) {
         int64_t f = order ? order[i] : i, p = fpath[f];
-        rate[f] = 0.0;
         if (anyfull) {
             const int64_t *pl = pt + p * H;
             for (h = 0; h < H; h++)
                 if (pl[h] >= 0 && res[pl[h]] <= 0.0)
                     break;
-            if (h < H)
+            if (h < H) {
+                rate[f] = 0.0;
                 continue;
+            }
         }
         int64_t g = w->gidx[p];
         if (g < 0) {
