@@ -381,8 +381,11 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
    them here by counting (returns 1 if the keys' range is too wide for
    that: the caller sorts); -1 if out of memory; 2 if a path id is
    outside pt (then order must be NULL: the first call checks). Flows
-   already in key order (the simulator keeps a coflow's flows together)
-   are taken as they are. */
+   already in key order, or in at most MAX_RUNS runs of equal keys (the
+   simulator keeps a coflow's flows together), are taken as they are.
+   rem (or NULL): the flows' bytes left; first (or NULL) then gets {1,
+   the smallest rem * 8 / rate of the flows with a rate} ({0, 0} if none
+   has one): ns_first_finish of the rates, made as they are. */
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
