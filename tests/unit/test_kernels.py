@@ -111,19 +111,26 @@ def test_allocate_same_bits_as_numpy_on_random_inputs(monkeypatch):
         assert np.array_equal(load, want_load), args
 
 
-@needs_kernels
-def test_allocate_same_bits_on_a_fat_tree(monkeypatch):
-    # many rounds: 400 flows on random ECMP paths of a k=4 fat-tree
+def _fat_tree_paths(rng, n, ports):
+    """A k=4 fat-tree's fluid.Network and the ECMP paths of up to n
+    flows between random hosts (source ports drawn from ``ports``, a
+    (low, high) pair; a flow from a host to itself is left out)."""
     from netsched import topology
     g = topology.fat_tree(4, link_bps=10e9)
     net = fluid.Network(g)
     hosts = topology.hosts(g)
+    a, b = rng.integers(0, 16, n), rng.integers(0, 16, n)
+    path = np.array([net.path_id(hosts[x], hosts[y], int(s), 80)
+                     for x, y, s in zip(a, b, rng.integers(*ports, n))
+                     if x != y], np.int64)
+    return net, path
+
+
+@needs_kernels
+def test_allocate_same_bits_on_a_fat_tree(monkeypatch):
+    # many rounds: 400 flows on random ECMP paths of a k=4 fat-tree
     rng = np.random.default_rng(5)
-    path = np.array([net.path_id(hosts[a], hosts[b], int(s), 80)
-                     for a, b, s in zip(rng.integers(0, 16, 400),
-                                        rng.integers(0, 16, 400),
-                                        rng.integers(1000, 2000, 400))
-                     if a != b])
+    net, path = _fat_tree_paths(rng, 400, (1000, 2000))
     # explicit rates (MADD's): some links oversubscribed, so scaled down
     x = np.where(rng.random(len(path)) < 0.7,
                  rng.random(len(path)) * 3e9, np.nan)
@@ -315,17 +322,9 @@ def test_maxmin_same_rates_in_key_order_and_many_rounds(monkeypatch):
     # instance with its flows sorted by key (and the numpy code, which
     # groups flows by path) gives each flow the same bits; 60 flows of
     # one or two levels on a k=4 fat-tree need many rounds
-    from netsched import topology
-    g = topology.fat_tree(4, link_bps=10e9)
-    net = fluid.Network(g)
-    hosts = topology.hosts(g)
     rng = np.random.default_rng(11)
     for _ in range(40):
-        n = int(rng.integers(1, 60))
-        a, b = rng.integers(0, 16, n), rng.integers(0, 16, n)
-        path = np.array([net.path_id(hosts[x], hosts[y], int(s), 80)
-                         for x, y, s in zip(a, b, rng.integers(1, 9, n))
-                         if x != y], np.int64)
+        net, path = _fat_tree_paths(rng, int(rng.integers(1, 60)), (1, 9))
         key = rng.integers(0, int(rng.choice([1, 2, 4])), len(path))
         order = np.argsort(key, kind='stable')
         args = (net.table(), path, key, net.capacity, None)
