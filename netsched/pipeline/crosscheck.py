@@ -125,23 +125,19 @@ def emulator_health(out, summary):
     finished and how many were in flight then, and the controller's
     decisions with the slowest one's time to the switches. A
     disagreement is read against these (docs/emulation.md)."""
-    try:
-        with open(os.path.join(out, 'run.json')) as f:
-            info = json.load(f).get('backend_info') or {}
-    except (OSError, ValueError):
-        info = {}
+    # fidelity imports this module: imported here, not at the top
+    from . import fidelity
+    info = fidelity.backend_info(out) or {}
+    d = fidelity.diagnostics(out, info)
     rto = info.get('tcp_rto_recovery_s_by_connection') or {}
     worst = max(rto, key=rto.get) if rto else None
     gap = summary.get('longest_gap') or {}
     ctl = info.get('controller') or {}
     return {
-        'tcp_retransmits': info.get('tcp_retransmits'),
-        'tcp_timeouts': sum((info.get('tcp_timeouts_by_host') or {})
-                            .values()),
+        'tcp_retransmits': d.get('retransmits'),
+        'tcp_timeouts': d.get('timeouts') or 0,
         'rto_recovery_worst': [worst, rto[worst]] if worst else None,
-        'drops': sum(info.get(k) or 0 for k in ('queue_drops',)) + sum(
-            sum((info.get(k) or {}).values())
-            for k in ('ovs_drops_by_port', 'socket_drops_by_port')),
+        'drops': d.get('drops') or 0,
         'longest_gap_s': gap.get('gap_s'),
         'longest_gap_in_flight': gap.get('in_flight'),
         'decisions': ctl.get('decisions'),

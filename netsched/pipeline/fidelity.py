@@ -56,13 +56,22 @@ def suite(only=None):
     return names
 
 
-def diagnostics(out):
-    """TCP retransmissions, timeouts and held time of an emulator run
-    (run.json's backend_info); a field the run did not record is None."""
+def backend_info(out):
+    """run.json's backend_info of the run in ``out``; None where the run
+    wrote none (it failed early)."""
     try:
         with open(os.path.join(out, 'run.json')) as f:
-            b = json.load(f).get('backend_info') or {}
+            return json.load(f).get('backend_info') or {}
     except (OSError, ValueError):
+        return None
+
+
+def diagnostics(out, b=None):
+    """TCP retransmissions, timeouts and held time of an emulator run
+    (run.json's backend_info, or ``b``, one read already); a field the
+    run did not record is None."""
+    b = backend_info(out) if b is None else b
+    if b is None:
         return {}
     by_conn = b.get('tcp_retransmits_by_connection')
     retrans = b.get('tcp_retransmits')

@@ -76,7 +76,8 @@ def test_the_emulators_own_measures_and_the_parts_of_a_disagreement(
         'tcp_retransmits': 126,
         'tcp_timeouts_by_host': {'hl0': 2, 'hr3': 5},
         'tcp_rto_recovery_s_by_connection': {'hl0#0': 0.55, 'hr3#7': 1.28},
-        'queue_drops': 1, 'ovs_drops_by_port': {'s1-eth1': 2},
+        'queue_drops_by_interface': {'s1-eth2': 1},
+        'ovs_drops_by_port': {'s1-eth1': 2},
         'socket_drops_by_port': {},
         'controller': {'decisions': 184, 'applied_ms_max': 53.7}}}))
     emu = {'longest_gap': {'gap_s': 0.436, 'in_flight': 1},
