@@ -25,6 +25,7 @@ Results go to results/bench-reference.json as they arrive.
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -111,7 +112,11 @@ def _print_row(head, digits, pol, name, row, tool):
 def build_coflowsim(src):
     """CoflowSim's classes compiled under a new folder in /tmp from
     ``src`` (a checkout, or a bare git repository: its HEAD); returns
-    that folder."""
+    that folder. A folder this made before (it holds the compiled
+    classes) is taken as it is."""
+    if os.path.isfile(os.path.join(src, 'classes', 'coflowsim',
+                                   'CoflowSim.class')):
+        return src
     work = tempfile.mkdtemp(prefix='netsched-coflowsim-', dir='/tmp')
     if os.path.isdir(os.path.join(src, 'src', 'main', 'java')):
         shutil.copytree(os.path.join(src, 'src'), os.path.join(work, 'src'))
@@ -140,15 +145,22 @@ def _trimmed(trace, limit, work):
     return path
 
 
-def run_coflowsim(work, scheduler, trace):
+def run_coflowsim(work, scheduler, trace, usage=None):
     """CoflowSim's ``scheduler`` on ``trace``: (average CCT s, {coflow:
     CCT s}, wall s). It prints a line per coflow (JOB-<id>, start,
-    finish, ..., CCT in its ms at the 8th field) and then their sum."""
+    finish, ..., CCT in its ms at the 8th field) and then their sum.
+    ``usage`` (a dict) gets the CPU seconds the JVM used (all its
+    threads)."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     r = subprocess.run(['java', '-cp', os.path.join(work, 'classes'),
                         'coflowsim.CoflowSim', scheduler, 'COFLOW-BENCHMARK',
                         trace], capture_output=True, text=True, check=True)
     wall = time.monotonic() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if usage is not None:
+        usage['cpu_s'] = (ru1.ru_utime + ru1.ru_stime
+                          - ru0.ru_utime - ru0.ru_stime)
     ccts = {}
     for line in r.stdout.splitlines():
         x = line.split()
@@ -213,7 +225,11 @@ SINCRONIA = {
 def build_sincronia(src):
     """offlinesim built (make, g++) under a new folder in /tmp from
     ``src`` (a checkout, or a bare git repository: its HEAD); returns
-    that folder."""
+    that folder. A folder this made before (it holds the compiled
+    classes) is taken as it is."""
+    if os.path.isfile(os.path.join(src, 'classes', 'coflowsim',
+                                   'CoflowSim.class')):
+        return src
     work = tempfile.mkdtemp(prefix='netsched-sincronia-', dir='/tmp')
     if os.path.isdir(os.path.join(src, 'offlinesim')):
         shutil.copytree(os.path.join(src, 'offlinesim'),

@@ -1,15 +1,23 @@
 """Simulator benchmark: the Facebook coflow trace under every baseline
 (average and p95 CCT, wall time, and the speed-up over CoflowSim's run
-of the same scheduler, as benchmarks/reference_bench.py records it),
-and a k=16 fat-tree (1024 hosts) with a synthetic DL workload of more
-than 10,000 flows (wall time).
+of the same scheduler), and a k=16 fat-tree (1024 hosts) with a
+synthetic DL workload of more than 10,000 flows (wall time).
 
     .venv/bin/python benchmarks/sim_bench.py [--trace PATH] [--limit N]
         [--policies fair,varys,...] [--skip-fattree] [--reps N]
+        [--coflowsim DIR]
 
 Figures go to results/bench-sim.json as they arrive; each run's event
 log's sha256 is recorded (one model, one log: the digests agree across
 repetitions and across changes that keep the model).
+
+The speed-up: with ``--coflowsim DIR`` (a CoflowSim checkout, its bare
+git repository, or the folder under /tmp a run before built it in),
+CoflowSim runs side by side, alternated with netsched (see
+:func:`side_by_side`): the figure the simulator's speed target is
+judged by. Without it, against the wall times benchmarks/
+reference_bench.py recorded, which only holds while the machine runs as
+fast as it did then.
 
 The scale section instead (only it runs):
 
@@ -169,6 +177,80 @@ def scale_figure(rows, path):
     print('figure: %s' % path)
 
 
+def trace_run(pol, exp, res, save):
+    """One netsched run of the trace experiment ``exp``: its figures
+    added to res['trace'][pol] (saved, printed); returns its wall s."""
+    out_dir = os.path.join(ROOT, 'results', 'bench-sim-fb-' + pol)
+    c0, t0 = time.process_time(), time.monotonic()
+    out, s = run.execute(exp, out_dir, say=lambda m: None, plots=False)
+    wall, cpu = time.monotonic() - t0, time.process_time() - c0
+    with open(os.path.join(out, 'run.json')) as f:
+        sim_wall = json.load(f)['wall_s']
+    t = s['totals']
+    row = res['trace'].setdefault(pol, {'runs': []})
+    row['runs'].append({'wall_s': wall, 'sim_wall_s': sim_wall,
+                        'cpu_s': cpu, 'log_sha256': _sha256(
+                            os.path.join(out, 'events.jsonl'))})
+    row.update(avg_cct_s=t['avg_cct_s'], p95_cct_s=t['p95_cct_s'],
+               coflows_done=t['coflows_done'],
+               wall_s=min(r['wall_s'] for r in row['runs']))
+    save()
+    print('%-10s %8.2fs %8.2fs %9d %8.1f %8.1f %8.1f  %s' % (
+        pol, t['avg_cct_s'], t['p95_cct_s'], t['coflows_done'], wall,
+        sim_wall, cpu, row['runs'][-1]['log_sha256'][:12]), flush=True)
+    return wall
+
+
+def side_by_side(a, exps, res, save):
+    """The trace section measured against CoflowSim in the same window:
+    per CoflowSim scheduler (COFLOWSIM_AS), the netsched policies it
+    stands against run, then CoflowSim, then those policies again, and
+    so on (reps CoflowSim runs, reps + 1 rounds of netsched), one
+    process at a time. Each CoflowSim run's wall time over the mean of
+    the netsched runs just before and just after it is a speed-up; the
+    machine's speed, which moves over hours, is then the same on both
+    sides of the ratio."""
+    from reference_bench import build_coflowsim, run_coflowsim
+    print('building CoflowSim from %s ...' % a.coflowsim, flush=True)
+    work = build_coflowsim(a.coflowsim)
+    trace = os.path.abspath(a.trace)
+    if a.limit:
+        from reference_bench import _trimmed
+        trace = _trimmed(trace, a.limit, work)
+    groups = {}
+    for pol in exps:
+        groups.setdefault(COFLOWSIM[COFLOWSIM_AS.get(pol, 'varys')][0],
+                          []).append(pol)
+    res['coflowsim'] = {'build': work, 'trace': trace, 'runs': {}}
+    for sched, pols in groups.items():
+        walls = {pol: [trace_run(pol, exps[pol], res, save)]
+                 for pol in pols}
+        for rep in range(a.reps):
+            usage = {}
+            avg, _, cwall = run_coflowsim(work, sched, trace, usage)
+            runs = res['coflowsim']['runs'].setdefault(sched, [])
+            runs.append({'wall_s': cwall, 'cpu_s': usage['cpu_s'],
+                         'avg_cct_s': avg})
+            save()
+            print('%-10s %8.2fs %9s %9s %8.1f %8s %8.1f  CoflowSim'
+                  % (sched, avg, '', '', cwall, '', usage['cpu_s']),
+                  flush=True)
+            for pol in pols:
+                walls[pol].append(trace_run(pol, exps[pol], res, save))
+                near = (walls[pol][-2] + walls[pol][-1]) / 2.0
+                sp = res['trace'][pol].setdefault(
+                    'coflowsim', {'scheduler': sched, 'speedup': []})
+                sp['speedup'].append(cwall / near)
+                save()
+    print('against CoflowSim, side by side (its wall time / the mean of '
+          "netsched's runs just before and after it):")
+    for pol in exps:
+        sp = res['trace'][pol]['coflowsim']
+        print('  %-10s CoflowSim %-4s  %s' % (
+            pol, sp['scheduler'], '  '.join('%.1fx' % x
+                                            for x in sp['speedup'])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--trace', default=FB)
@@ -178,6 +260,11 @@ def main():
     ap.add_argument('--skip-fattree', action='store_true')
     ap.add_argument('--reps', type=int, default=1,
                     help='runs per policy (wall time: the spread)')
+    ap.add_argument('--coflowsim', metavar='DIR',
+                    help='a CoflowSim checkout, bare repository or a '
+                    'folder this built before: run it side by side, '
+                    'alternated with netsched (reps CoflowSim runs per '
+                    'scheduler)')
     ap.add_argument('--scale', metavar='K,K,...',
                     help='the scale section alone, fat-trees of these k')
     ap.add_argument('--scale-one', type=int, help=argparse.SUPPRESS)
@@ -200,50 +287,36 @@ def main():
     print('%-10s %9s %9s %9s %8s %8s %8s  %s' % (
         'policy', 'avg CCT', 'p95 CCT', 'done', 'wall s', 'sim s', 'cpu s',
         'log sha256'))
+    exps = {}
     for pol in a.policies.split(','):
         exp = experiment.load(base, policy=pol, trace=a.trace)
         if a.limit:
             exp = experiment.from_dict(
                 dict(exp.raw, trace={'path': exp.trace.path,
                                      'limit': a.limit}), base, policy=pol)
-        runs = []
-        for rep in range(a.reps):
-            out_dir = os.path.join(ROOT, 'results', 'bench-sim-fb-' + pol)
-            c0, t0 = time.process_time(), time.monotonic()
-            out, s = run.execute(exp, out_dir, say=lambda m: None,
-                                 plots=False)
-            wall, cpu = time.monotonic() - t0, time.process_time() - c0
-            with open(os.path.join(out, 'run.json')) as f:
-                sim_wall = json.load(f)['wall_s']
-            runs.append({'wall_s': wall, 'sim_wall_s': sim_wall,
-                         'cpu_s': cpu,
-                         'log_sha256': _sha256(os.path.join(
-                             out, 'events.jsonl'))})
-            t = s['totals']
-            res['trace'][pol] = {'avg_cct_s': t['avg_cct_s'],
-                                 'p95_cct_s': t['p95_cct_s'],
-                                 'coflows_done': t['coflows_done'],
-                                 'wall_s': min(r['wall_s'] for r in runs),
-                                 'runs': runs}
-            save()
-            print('%-10s %8.2fs %8.2fs %9d %8.1f %8.1f %8.1f  %s' % (
-                pol, t['avg_cct_s'], t['p95_cct_s'], t['coflows_done'], wall,
-                sim_wall, cpu, runs[-1]['log_sha256'][:12]), flush=True)
+        exps[pol] = exp
+    if a.coflowsim:
+        side_by_side(a, exps, res, save)
+    else:
+        for pol, exp in exps.items():
+            for rep in range(a.reps):
+                trace_run(pol, exp, res, save)
     if 'fair' in res['trace']:
         for pol, r in res['trace'].items():
             print('  %-10s average CCT %.2fx better than fair'
                   % (pol, res['trace']['fair']['avg_cct_s'] / r['avg_cct_s']))
-    if not a.limit and a.trace == FB:
-        # against CoflowSim's own run of the scheduler (benchmarks/
+    if not a.coflowsim and not a.limit and a.trace == FB:
+        # against CoflowSim's recorded run of the scheduler (benchmarks/
         # reference_bench.py); Sincronia, which it lacks, against its
-        # fastest (SEBF)
-        print('against CoflowSim on the same trace (its wall time / '
-              'the best of this one\'s):')
+        # fastest (SEBF). The machine's speed moves between hours, so
+        # this is a rough figure: --coflowsim DIR measures side by side
+        print('against CoflowSim\'s recorded runs (another hour; its wall '
+              'time / the best of this one\'s):')
         for pol, r in res['trace'].items():
             sched = COFLOWSIM_AS.get(pol, 'varys')
             name, _, cwall = COFLOWSIM[sched]
-            r['coflowsim'] = {'scheduler': name, 'wall_s': cwall,
-                              'speedup': cwall / r['wall_s']}
+            r['coflowsim_recorded'] = {'scheduler': name, 'wall_s': cwall,
+                                       'speedup': cwall / r['wall_s']}
             print('  %-10s CoflowSim %-4s %6.1f s  netsched %5.1f s  %5.1fx'
                   % (pol, name, cwall, r['wall_s'], cwall / r['wall_s']))
         save()

@@ -236,20 +236,27 @@ def with_flow_classes(key, decision):
     return np.where(fc >= 0, fc, key)
 
 
-def _copies_summed(groups, x, n, count=None):
+def _copies_summed(groups, x, n, count=None, size=None):
     """``np.bincount(groups, weights=np.full(len(groups), x),
     minlength=n)``: x added once per member of each group. Where every
     partial sum k x (k up to len(groups)) is a float exactly (x's
     significant bits and k's fit in 53; a power of two always does), that
     is the count times x, the same bits without the (F,) weights.
-    ``count``: a function giving np.bincount(groups, minlength=n)."""
-    F = len(groups)
+    ``count``: a function giving np.bincount(groups, minlength=n);
+    ``size``: len(groups), given so that ``groups`` may be a function
+    giving them, called only if they are summed."""
+    F = len(groups) if size is None else size
+    exact = False
     if F and x > 0 and np.isfinite(x):
         m = int(math.frexp(x)[0] * 2 ** 53)     # x's significand, exact
         bits = m.bit_length() - ((m & -m).bit_length() - 1)
-        if bits + F.bit_length() <= 53:
-            return (count() if count is not None
-                    else np.bincount(groups, minlength=n)) * x
+        exact = bits + F.bit_length() <= 53
+    if exact and count is not None:
+        return count() * x
+    if callable(groups):
+        groups = groups()
+    if exact:
+        return np.bincount(groups, minlength=n) * x
     return np.bincount(groups, weights=np.full(F, x), minlength=n)
 
 
@@ -274,8 +281,11 @@ def rate_estimate(snap):
             and (pl[:, 0] >= 0).all():
         # links of one capacity, every path crossing one (a big switch):
         # that capacity is every flow's slowest, the same weights as below
-        top = _copies_summed(snap.flow_coflow, float(link_cap[0]), C,
-                             snap.coflow_flows) / 8.0
+        # (the flows' coflows made only if summed: a backend may defer
+        # them, and the count times the capacity rarely needs them)
+        top = _copies_summed(lambda: snap.flow_coflow, float(link_cap[0]),
+                             C, snap.coflow_flows,
+                             size=len(snap.flow_path)) / 8.0
         return np.where(now > 0, now, top)
     slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     for h in range(pl.shape[1]):

@@ -473,6 +473,9 @@ def test_copies_summed_same_bits_as_weighted_bincount():
             want = np.bincount(g, weights=np.full(F, x), minlength=5)
             got = _copies_summed(g, x, 5)
             assert got.dtype == want.dtype and np.array_equal(got, want), x
+            # the groups given as a function (rate_estimate's way)
+            late = _copies_summed(lambda: g, x, 5, size=F)
+            assert np.array_equal(late, want), x
     assert _copies_summed(np.zeros(3, np.int64), 2.0 ** 30, 1).tolist() == [
         3 * 2.0 ** 30]
 
