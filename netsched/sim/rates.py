@@ -9,6 +9,8 @@ explicit rates per flow) stands and only the rates are recomputed
 (back-filling what the flow freed). Policies that say ``'flows'`` (the
 default) are asked at every change.
 """
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from .. import fluid
@@ -45,6 +47,7 @@ class _Deferred:
         snap.__dict__[self.key] = value
 
 
+@dataclass(frozen=True)
 class SimSnapshot(Snapshot):
     """The simulator's Snapshot: the same fields, its per-coflow sums
     compiled (:mod:`netsched.fluid.kernels`: the same additions in the
@@ -55,6 +58,8 @@ class SimSnapshot(Snapshot):
 
     flow_sent = _Deferred('flow_sent')
     flow_coflow = _Deferred('flow_coflow')
+    # the engine's coflow indices (see _engine); not a policy's to read
+    _engine_cof: tuple = field(default=None, repr=False, compare=False)
 
     def _engine(self):
         """While flow_coflow is not made: (the flows' engine coflow
@@ -63,7 +68,7 @@ class SimSnapshot(Snapshot):
         (the same numbers, without the (F,) remapped array)."""
         if isinstance(self.__dict__.get('_later_flow_coflow'), _Later) \
                 and len(self.flow_path):
-            return self.__dict__['_engine_cof']
+            return self._engine_cof
         return None
 
     def _port_sums(self, path, cof, v, C, L):
@@ -133,8 +138,8 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         coflow_id=tuple(map(coflows.names.__getitem__, cl)),
         coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
-        coflow_job=tuple(map(coflows.jobs.__getitem__, cl)), **pend)
-    snap.__dict__['_engine_cof'] = (a_cof, remap, cof)
+        coflow_job=tuple(map(coflows.jobs.__getitem__, cl)),
+        _engine_cof=(a_cof, remap, cof), **pend)
     return snap
 
 

@@ -10,7 +10,6 @@ import types
 
 import numpy as np
 import pytest
-import yaml
 
 from netsched.errors import ConfigError
 from netsched.pipeline import experiment, run
@@ -18,6 +17,7 @@ from netsched.policies import make
 from netsched.sim import reference
 from netsched.sim.reference import coflowsim as cs
 from netsched.workload.trace import Coflow
+from tests.unit import trace_experiments
 
 MB = 2 ** 20
 GBIT = 2 ** 30
@@ -349,19 +349,17 @@ def test_dark_takes_aalos_thresholds():
 TRACE = '6 2\n1 0 1 0 3 1:3.0 2:3.0 3:3.0\n2 0 1 4 1 3:6.0\n'
 
 
+BASE = {'name': 'cs', 'backend': 'sim', 'model': 'coflowsim',
+        'topology': 'bigswitch,6', 'big_switch': True,
+        'link_bps': GBIT, 'policy': 'fair', 'trace': {'path': 't.txt'}}
+
+
 def spec(tmp_path, **over):
-    (tmp_path / 't.txt').write_text(TRACE)
-    d = {'name': 'cs', 'backend': 'sim', 'model': 'coflowsim',
-         'topology': 'bigswitch,6', 'big_switch': True,
-         'link_bps': GBIT, 'policy': 'fair', 'trace': {'path': 't.txt'}}
-    d.update(over)
-    return {k: v for k, v in d.items() if v is not None}
+    return trace_experiments.spec(tmp_path, TRACE, BASE, over)
 
 
 def load(tmp_path, **over):
-    p = tmp_path / 'e.yaml'
-    p.write_text(yaml.safe_dump(spec(tmp_path, **over)))
-    return experiment.load(str(p))
+    return trace_experiments.load(tmp_path, spec(tmp_path, **over))
 
 
 def test_models_are_the_same_in_both_places():

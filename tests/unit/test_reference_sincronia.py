@@ -10,13 +10,13 @@ import types
 
 import numpy as np
 import pytest
-import yaml
 
 from netsched.errors import ConfigError
 from netsched.pipeline import experiment, run
 from netsched.sim import reference
 from netsched.sim.reference import sincronia as sc
 from netsched.workload.trace import Coflow
+from tests.unit import trace_experiments
 
 MB = 2 ** 20
 GBIT = 2 ** 30
@@ -239,20 +239,18 @@ def test_no_port_over_capacity_and_every_byte_moves(policy, seed):
 TRACE = '3 3\n1 0 1 0 1 1:4.0\n2 500 1 0 1 2:2.0\n3 900 1 1 1 2:3.0\n'
 
 
+BASE = {'name': 'sc', 'backend': 'sim', 'model': 'sincronia',
+        'topology': 'bigswitch,3', 'big_switch': True, 'link_bps': GBIT,
+        'policy': 'sincronia',
+        'trace': {'path': 't.txt', 'time_scale': 0}}
+
+
 def spec(tmp_path, **over):
-    (tmp_path / 't.txt').write_text(TRACE)
-    d = {'name': 'sc', 'backend': 'sim', 'model': 'sincronia',
-         'topology': 'bigswitch,3', 'big_switch': True, 'link_bps': GBIT,
-         'policy': 'sincronia',
-         'trace': {'path': 't.txt', 'time_scale': 0}}
-    d.update(over)
-    return {k: v for k, v in d.items() if v is not None}
+    return trace_experiments.spec(tmp_path, TRACE, BASE, over)
 
 
 def load(tmp_path, **over):
-    p = tmp_path / 'e.yaml'
-    p.write_text(yaml.safe_dump(spec(tmp_path, **over)))
-    return experiment.load(str(p))
+    return trace_experiments.load(tmp_path, spec(tmp_path, **over))
 
 
 def test_time_scale_zero_releases_every_coflow_at_once(tmp_path):

@@ -70,3 +70,44 @@ def big_switch_snapshot(ports, src, dst, coflow, remaining, ids, link_bps):
         flow_remaining=remaining, flow_sent=np.zeros(F),
         flow_rate=np.zeros(F), coflow_id=tuple(ids),
         coflow_arrival=np.arange(n, dtype=float), coflow_sent=np.zeros(n))
+
+
+class TraceFlows:
+    """A coflow trace's flows as another tool reads them, in the trace's
+    order: per coflow a contiguous range of flows (``first``), its width
+    (``width``); per flow its racks (``src``, ``dst``), size (``size``,
+    in ``unit`` bytes) and coflow index (``job``). ``ports``: the trace's
+    racks. A model says in :meth:`flows_of` how its tool turns a coflow's
+    mappers and reducers into flows."""
+
+    unit = 1.0                  # bytes per unit of ``size``
+
+    def __init__(self, coflows, ports):
+        self.ports = ports
+        self.ids = [c.id for c in coflows]
+        src, dst, size, first = [], [], [], [0]
+        self.width = []
+        for c in coflows:
+            runs, width = self.flows_of(c)
+            for maps, rack, share in runs:
+                src.extend(maps)
+                dst.extend([rack] * len(maps))
+                size.extend([share] * len(maps))
+            first.append(len(size))
+            self.width.append(width)
+        self.src = np.array(src, np.int64)
+        self.dst = np.array(dst, np.int64)
+        self.size = np.array(size, float)
+        self.first = np.array(first, np.int64)
+        self.job = np.repeat(np.arange(len(coflows)), np.diff(self.first))
+
+    def flows_of(self, c):
+        """Coflow ``c``'s flows as runs (mapper racks, reducer rack, size
+        of each of those flows), and its width."""
+        raise NotImplementedError
+
+    def snapshot(self, link_bps):
+        """Every coflow with all its bytes to go on a big switch
+        (:func:`big_switch_snapshot`; arrival is the trace's order)."""
+        return big_switch_snapshot(self.ports, self.src, self.dst, self.job,
+                                   self.size * self.unit, self.ids, link_bps)

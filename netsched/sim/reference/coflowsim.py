@@ -90,7 +90,7 @@ import numpy as np
 from ...errors import ConfigError
 from ...policies import base as pbase
 from ...policies import varys
-from . import big_switch_snapshot
+from . import TraceFlows
 
 MB = 2 ** 20
 ZERO = 1e-3                  # CoflowSim's Constants.ZERO: bytes and bit/s
@@ -141,35 +141,15 @@ def _round_up(nbytes, mb):
     return mult * (whole // mult + (whole % mult > 0))
 
 
-class Coflows:
+class Coflows(TraceFlows):
     """The trace as CoflowSim reads it, in admission order: per coflow
     its flows (a contiguous range, in (reducer rack, mapper rack) order),
-    arrival and admission ms, bytes, width; per flow its racks and size.
-    ``ports``: the trace's racks."""
+    arrival and admission ms, bytes, width; per flow its racks and size
+    (bytes). ``ports``: the trace's racks."""
 
     def __init__(self, coflows, ports):
-        self.ports = ports
-        self.ids = [c.id for c in coflows]
-        src, dst, size, first = [], [], [], [0]
-        self.width = []
-        for c in coflows:
-            maps = sorted(set(c.mappers))
-            per = {}
-            for rack, b in c.reducers:
-                per[rack] = per.get(rack, 0) + _round_up(b, 1)
-            for r in sorted(per):
-                share = max(_round_up(per[r], len(maps)) / len(maps), MB)
-                src.extend(maps)
-                dst.extend([r] * len(maps))
-                size.extend([share] * len(maps))
-            first.append(len(size))
-            self.width.append(len(maps) * len(per))
-        self.src = np.array(src, np.int64)
-        self.dst = np.array(dst, np.int64)
-        self.size = np.array(size, float)
-        self.first = np.array(first, np.int64)
+        super().__init__(coflows, ports)
         n = len(coflows)
-        self.job = np.repeat(np.arange(n), np.diff(self.first))
         # reducers: runs of one coflow's flows into one rack
         new = np.r_[True, (self.job[1:] != self.job[:-1])
                     | (self.dst[1:] != self.dst[:-1])] if len(self.job) \
@@ -186,12 +166,17 @@ class Coflows:
         self.admit_ms = np.maximum(
             np.ceil(self.arrival_ms / EPOCH_MS) - 1, 0) * EPOCH_MS
 
-    def snapshot(self, link_bps):
-        """Every coflow as it arrives (all its bytes to go) on a big
-        switch: rack i's uplink is link i, its downlink link ports + i.
-        The arrival is the admission sequence (the trace's order)."""
-        return big_switch_snapshot(self.ports, self.src, self.dst, self.job,
-                                   self.size, self.ids, link_bps)
+    def flows_of(self, c):
+        """One flow from each distinct mapper rack to each reducer rack
+        (a rack's reducers merged, each rounded up to whole bytes), the
+        reducer's bytes split evenly, rounded up, at least 1 MB."""
+        maps = sorted(set(c.mappers))
+        per = {}
+        for rack, b in c.reducers:
+            per[rack] = per.get(rack, 0) + _round_up(b, 1)
+        return ([(maps, r, max(_round_up(per[r], len(maps)) / len(maps),
+                               MB)) for r in sorted(per)],
+                len(maps) * len(per))
 
 
 def quantum_ms(link_bps, where='experiment'):

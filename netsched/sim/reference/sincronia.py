@@ -81,7 +81,7 @@ import numpy as np
 from ...errors import ConfigError
 from ...policies import sincronia as psinc
 from ...policies import varys
-from . import big_switch_snapshot
+from . import TraceFlows
 
 MB = 2 ** 20
 EPS = 0.00000000000093132257       # scheduler.cpp: free capacity, per unit
@@ -100,41 +100,29 @@ ORDER = {'sincronia': 'bssi', 'sebf': 'sebf', 'varys': 'sebf'}
 RATES = {'sincronia': 'greedy', 'sebf': 'greedy', 'varys': 'madd'}
 
 
-class Coflows:
+class Coflows(TraceFlows):
     """The trace as the offline simulator reads it: per coflow its flows
     (a contiguous range, reducer by reducer, the mappers in the trace's
     order) with whole MB each, its bytes and width; per flow its racks.
     Flows of 0 MB are dropped. ``ports``: the trace's racks."""
 
+    unit = MB                   # sizes are whole MB
+
     def __init__(self, coflows, ports):
-        self.ports = ports
-        self.ids = [c.id for c in coflows]
-        src, dst, size, first = [], [], [], [0]
-        self.width = []
-        for c in coflows:
-            n = len(c.mappers)
-            for rack, b in c.reducers:
-                # whole MB per reducer, then integer division by mappers
-                share = int(b / MB) // n
-                if share > 0:
-                    src.extend(c.mappers)
-                    dst.extend([rack] * n)
-                    size.extend([share] * n)
-            first.append(len(size))
-            self.width.append(n * len(c.reducers))
-        self.src = np.array(src, np.int64)
-        self.dst = np.array(dst, np.int64)
-        self.size = np.array(size, float)            # MB
-        self.first = np.array(first, np.int64)
-        self.job = np.repeat(np.arange(len(coflows)), np.diff(self.first))
+        super().__init__(coflows, ports)
         self.mb = np.bincount(self.job, self.size, len(coflows))
 
-    def snapshot(self, link_bps):
-        """Every coflow with its whole sizes (bytes) on a big switch: rack
-        i's uplink is link i, its downlink link ports + i; arrival is the
-        trace's order."""
-        return big_switch_snapshot(self.ports, self.src, self.dst, self.job,
-                                   self.size * MB, self.ids, link_bps)
+    def flows_of(self, c):
+        """Per reducer, one flow from each mapper (racks as the trace
+        lists them): whole MB per reducer, then integer division by the
+        mappers; a reducer whose flows would be 0 MB has none."""
+        n = len(c.mappers)
+        runs = []
+        for rack, b in c.reducers:
+            share = int(b / MB) // n
+            if share > 0:
+                runs.append((c.mappers, rack, share))
+        return runs, n * len(c.reducers)
 
     def rank(self, how, link_bps):
         """Each coflow's place in the order (0 first): ``bssi`` or
