@@ -46,8 +46,13 @@ bench-fabric: setup
 bench-workload: setup
 	$(PY) benchmarks/workload_bench.py
 
+# The speed-up over CoflowSim is measured side by side only with a
+# CoflowSim checkout or bare repository: make bench-sim COFLOWSIM=DIR
+# (then one CoflowSim run per scheduler, about 45 minutes in all);
+# without it, against its recorded wall times.
 bench-sim: setup
-	$(PY) benchmarks/sim_bench.py --reps 3 --skip-fattree
+	$(PY) benchmarks/sim_bench.py --skip-fattree \
+	    $(if $(COFLOWSIM),--coflowsim $(COFLOWSIM),--reps 3)
 	$(PY) benchmarks/sim_bench.py --scale 8,16,24,32
 
 bench-controller: setup
