@@ -225,7 +225,7 @@ def side_by_side(a, exps, res, save):
     for sched, pols in groups.items():
         walls = {pol: [trace_run(pol, exps[pol], res, save)]
                  for pol in pols}
-        for rep in range(a.reps):
+        for _ in range(a.reps):
             usage = {}
             avg, _, cwall = run_coflowsim(work, sched, trace, usage)
             runs = res['coflowsim']['runs'].setdefault(sched, [])
@@ -299,7 +299,7 @@ def main():
         side_by_side(a, exps, res, save)
     else:
         for pol, exp in exps.items():
-            for rep in range(a.reps):
+            for _ in range(a.reps):
                 trace_run(pol, exp, res, save)
     if 'fair' in res['trace']:
         for pol, r in res['trace'].items():
