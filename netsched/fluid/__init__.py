@@ -154,18 +154,15 @@ def allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     made as the rates are where the compiled filling runs, else None
     (not made).
     """
-    if remaining is not None:
-        first = []
-        out = _allocate(path_links, flow_path, flow_key, capacity, explicit,
-                        first, remaining)
-        return out + (first[0] if first else None,)
-    return _allocate(path_links, flow_path, flow_key, capacity, explicit)
+    out = _allocate(path_links, flow_path, flow_key, capacity, explicit,
+                    remaining)
+    return out if remaining is not None else out[:2]
 
 
 def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
-              first=None, remaining=None):
-    """allocate's work; ``first`` (a list) gets the first finish where
-    it is made as the rates are."""
+              remaining=None):
+    """allocate's work: (rates, load, the first finish where ``remaining``
+    is given and it is made as the rates are, else None)."""
     F = len(flow_path)
     if F and (explicit is None or not (np.asarray(explicit) > 0).any()) \
             and kernels.lib() is not None:
@@ -174,18 +171,18 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
         # 49,152 links at every event)
         capf = np.asarray(capacity, float)
         residual = capf.copy()
-        if first is not None:
+        fin = None
+        if remaining is not None:
             frate, fin = kernels.maxmin(path_links, flow_path, flow_key,
                                         residual, capf, REL_TOL, remaining)
-            first.append(fin)
         else:
             frate = kernels.maxmin(path_links, flow_path, flow_key,
                                    residual, capf, REL_TOL)
         np.subtract(capf, residual, out=residual)
-        return frate, np.maximum(residual, 0.0, out=residual)
+        return frate, np.maximum(residual, 0.0, out=residual), fin
     rate = np.zeros(F)
     if F == 0:
-        return rate, np.zeros(len(capacity))
+        return rate, np.zeros(len(capacity)), None
     L = len(capacity)
     cap = np.r_[np.asarray(capacity, float), np.inf]
     residual = cap.copy()
@@ -220,14 +217,13 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     frate = kernels.maxmin(path_links, flow_path, key, residual, cap,
                            REL_TOL)
     if frate is not None:                     # compiled: the same bits
+        fin = None
         if explicit is not None:              # else rate is 0 (+ 0 = x)
-            fin = None if first is None else kernels.add_first(
+            fin = None if remaining is None else kernels.add_first(
                 frate, rate, remaining)
             if fin is None:
                 frate += rate
-            else:
-                first.append(fin)
-        return frate, np.maximum(cap[:L] - residual[:L], 0.0)
+        return frate, np.maximum(cap[:L] - residual[:L], 0.0), fin
     pl = np.where(path_links >= 0, path_links, L)
     P = len(path_links)
     gid = key * P + flow_path
@@ -249,7 +245,7 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     rate += grate[inverse]
     # carried load per link, from the groups (plus explicit reservations)
     load = np.maximum(cap[:L] - residual[:L], 0.0)
-    return rate, load
+    return rate, load, None
 
 
 class Network:

@@ -129,7 +129,7 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
             pend['pending_coflow'] = remap[np.asarray(pend['pending_coflow'],
                                                       np.int64)]
     a_cof = flows.a_cof
-    snap = SimSnapshot(
+    return SimSnapshot(
         t=now_s, queues=queues, link_capacity=net.capacity,
         path_links=net.table(), flow_path=flows.a_path,
         flow_coflow=_Later(lambda: remap[a_cof]), flow_remaining=a_rem,
@@ -140,7 +140,6 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         coflow_sent=coflows.sent_bytes[cof],
         coflow_job=tuple(map(coflows.jobs.__getitem__, cl)),
         _engine_cof=(a_cof, remap, cof), **pend)
-    return snap
 
 
 class RateSetter:
