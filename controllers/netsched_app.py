@@ -484,6 +484,14 @@ class NetschedController(fw.App):
         with self.core_lock:
             now = time.monotonic()
             out = self.core.on_port_status(dpid, desc.port_no, up, now)
+            sw = self.core.switch_of.get(dpid)
+        # logged as it arrives, not with the reroute (written once the
+        # switches confirm it): a reroute that never shows can then be
+        # told from a status that never came
+        self._write_log([{'kind': 'port_status', 't': now, 'switch': sw,
+                          'port': desc.port_no, 'up': up,
+                          'reason': msg.reason, 'state': desc.state,
+                          'config': desc.config}])
         if out.log:
             self.logger.info('port %s of %016x %s: rerouting (%d flow mods)',
                              desc.port_no, dpid, 'up' if up else 'down',
