@@ -214,15 +214,13 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
             residual[L] = np.inf
             rate[sel] += e
     key = np.asarray(flow_key, dtype=np.int64)
-    frate = kernels.maxmin(path_links, flow_path, key, residual, cap,
-                           REL_TOL)
-    if frate is not None:                     # compiled: the same bits
-        fin = None
-        if explicit is not None:              # else rate is 0 (+ 0 = x)
-            fin = None if remaining is None else kernels.add_first(
-                frate, rate, remaining)
-            if fin is None:
-                frate += rate
+    if kernels.lib() is not None:             # compiled: the same bits
+        # the reservations are added as the filling writes its rates
+        # (else rate is 0, and + 0 changes nothing)
+        add = rate if explicit is not None else None
+        out = kernels.maxmin(path_links, flow_path, key, residual, cap,
+                             REL_TOL, remaining, add)
+        frate, fin = out if remaining is not None else (out, None)
         return frate, np.maximum(cap[:L] - residual[:L], 0.0), fin
     pl = np.where(path_links >= 0, path_links, L)
     P = len(path_links)

@@ -62,7 +62,27 @@ typedef struct {
     int csr;             /* freezing through lst (else by scanning) */
     int64_t H;
     const int64_t *pt;
+    const double *add;   /* per flow, added to its rate (or NULL) */
+    const double *rem;   /* per flow, bytes left (or NULL) */
 } work;
+
+/* A flow's rate: the filling's r plus its reservation where there is
+   one (fluid's rate + reserved, in that order), and with rem its finish
+   time taken into the soonest (ns_first_finish's). */
+static inline void put_rate(int64_t f, double r, double *rate, double *first,
+                            int *moving, const work *w)
+{
+    if (w->add)
+        r = r + w->add[f];
+    rate[f] = r;
+    if (w->rem && r > 0) {
+        double t = w->rem[f] * 8.0 / r;
+        if (!*moving || t < *first) {
+            *first = t;
+            *moving = 1;
+        }
+    }
+}
 
 /* The groups left are indexed by link (lst) rather than scanned at every
    round once a round has frozen less than half of those it scanned, or
@@ -213,7 +233,8 @@ static void rounds(int64_t nused, double *res, const double *cap,
    gives them their group's rate). */
 static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
                  const int64_t *pt, const int64_t *fpath, const double *res,
-                 double *rate, int anyfull, work *w)
+                 double *rate, int anyfull, double *first, int *moving,
+                 work *w)
 {
     int64_t i, h;
     for (i = a; i < b; i++) {
@@ -224,7 +245,7 @@ static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
                 if (pl[h] >= 0 && res[pl[h]] <= 0.0)
                     break;
             if (h < H) {
-                rate[f] = 0.0;
+                put_rate(f, 0.0, rate, first, moving, w);
                 continue;
             }
         }
@@ -249,8 +270,7 @@ static void join(const int64_t *order, int64_t a, int64_t b, int64_t H,
    starts empty. */
 static void fill_level(int64_t H, const int64_t *pt, double *res,
                        const double *cap, double rel_tol, double *rate,
-                       const double *rem, double *first, int *moving,
-                       work *w)
+                       double *first, int *moving, work *w)
 {
     int64_t nt = 0, g, h, k;
     for (g = 0; g < w->ng; g++) {
@@ -271,18 +291,8 @@ static void fill_level(int64_t H, const int64_t *pt, double *res,
         w->pt = pt;
         rounds(nt, res, cap, rel_tol, w);
     }
-    for (k = 0; k < w->nlive; k++) {
-        int64_t f = w->live[k];
-        double r = w->grate[w->fgroup[k]];
-        rate[f] = r;
-        if (rem && r > 0) {
-            double t = rem[f] * 8.0 / r;
-            if (!*moving || t < *first) {
-                *first = t;
-                *moving = 1;
-            }
-        }
-    }
+    for (k = 0; k < w->nlive; k++)
+        put_rate(w->live[k], w->grate[w->fgroup[k]], rate, first, moving, w);
     for (g = 0; g < w->ng; g++)
         w->gidx[w->gpath[g]] = -1;
     w->ng = 0;
@@ -293,11 +303,10 @@ static void fill_level(int64_t H, const int64_t *pt, double *res,
 static void level(const int64_t *order, int64_t a, int64_t b, int64_t H,
                   const int64_t *pt, const int64_t *fpath, double *res,
                   const double *cap, double rel_tol, double *rate,
-                  int anyfull, const double *rem, double *first,
-                  int *moving, work *w)
+                  int anyfull, double *first, int *moving, work *w)
 {
-    join(order, a, b, H, pt, fpath, res, rate, anyfull, w);
-    fill_level(H, pt, res, cap, rel_tol, rate, rem, first, moving, w);
+    join(order, a, b, H, pt, fpath, res, rate, anyfull, first, moving, w);
+    fill_level(H, pt, res, cap, rel_tol, rate, first, moving, w);
 }
 
 /* The work arrays, kept from call to call (grown as needed, never
@@ -385,12 +394,14 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
    simulator keeps a coflow's flows together), are taken as they are.
    rem (or NULL): the flows' bytes left; first (or NULL) then gets {1,
    the smallest rem * 8 / rate of the flows with a rate} ({0, 0} if none
-   has one): ns_first_finish of the rates, made as they are. */
+   has one): ns_first_finish of the rates, made as they are. add (or
+   NULL): per flow, added to its rate before that (the reservations
+   ns_reserve made), without a pass of its own. */
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
               double rel_tol, double *rate, const double *rem,
-              double *first)
+              double *first, const double *add)
 {
     int64_t i, K = 0, kmin = 0, nr = 0;
     const int64_t *order = order_in;
@@ -421,6 +432,8 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     }
     if (!reserve(L, P, F, H, K))
         return -1;
+    W.add = add;
+    W.rem = first ? rem : NULL;
     /* with rem: first = {1, ns_first_finish's time} if a flow moves,
        else {0, 0} */
     int moving = 0;
@@ -449,9 +462,9 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             int64_t k = key[R_start[R_by[j]]];
             for (; j < nr && key[R_start[R_by[j]]] == k; j++)
                 join(NULL, R_start[R_by[j]], R_start[R_by[j] + 1], H, pt,
-                     fpath, res, rate, anyfull, &W);
-            fill_level(H, pt, res, cap, rel_tol, rate, rem, &soonest,
-                       &moving, &W);
+                     fpath, res, rate, anyfull, &soonest, &moving, &W);
+            fill_level(H, pt, res, cap, rel_tol, rate, &soonest, &moving,
+                       &W);
             anyfull = 1;
         }
         if (first) {
@@ -476,7 +489,7 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             if (count[k] == a)
                 continue;
             level(o, a, count[k], H, pt, fpath, res, cap, rel_tol, rate,
-                  anyfull, rem, &soonest, &moving, &W);
+                  anyfull, &soonest, &moving, &W);
             anyfull = 1;
             a = count[k];
         }
@@ -496,7 +509,7 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
             while (b < F && key[b] == key[a])
                 b++;
         level(order, a, b, H, pt, fpath, res, cap, rel_tol, rate, anyfull,
-              rem, &soonest, &moving, &W);
+              &soonest, &moving, &W);
         anyfull = 1;
         a = b;
     }
@@ -523,13 +536,14 @@ int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
                double *over)
 {
     int64_t i, h, l;
-    for (i = 0; i < F; i++)
-        if (fpath[i] < 0 || fpath[i] >= P)
-            return 1;
     for (l = 0; l <= L; l++)
         load[l] = 0.0;
+    /* only the flows with a reservation read the path table (the
+       filling checks every flow's path id) */
     for (i = 0; i < F; i++)
         if (x[i] > 0 && x[i] < INFINITY) {
+            if (fpath[i] < 0 || fpath[i] >= P)
+                return 1;
             const int64_t *p = pt + fpath[i] * H;
             for (h = 0; h < H; h++) {
                 if (p[h] >= L)
@@ -543,9 +557,10 @@ int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
     for (l = 0; l <= L; l++)
         load[l] = 0.0;
     for (i = 0; i < F; i++) {
-        rate[i] = 0.0;
-        if (!(x[i] > 0 && x[i] < INFINITY))
+        if (!(x[i] > 0 && x[i] < INFINITY)) {
+            rate[i] = 0.0;
             continue;
+        }
         const int64_t *p = pt + fpath[i] * H;
         double f = 1.0;
         if (H > 0) {
@@ -637,29 +652,6 @@ int64_t ns_util_text(int64_t n, const int64_t *idx, const double *util,
         m += len;
     }
     return m;
-}
-
-/* rate += add (fluid.allocate: the filling's rates plus the explicit
-   reservations), and ns_first_finish of the sums in the same pass into
-   first: {1, time} if a flow moves, else {0, 0}. */
-void ns_add_first(int64_t F, double *rate, const double *add,
-                  const double *rem, double *first)
-{
-    int any = 0;
-    double best = 0.0;
-    for (int64_t i = 0; i < F; i++) {
-        double r = rate[i] + add[i];
-        rate[i] = r;
-        if (r > 0) {
-            double t = rem[i] * 8.0 / r;
-            if (!any || t < best) {
-                best = t;
-                any = 1;
-            }
-        }
-    }
-    first[0] = any;
-    first[1] = best;
 }
 
 /* FlowTable.finish's test for one flow: rem <= max(rate * max(rel_tol
@@ -925,7 +917,7 @@ def _build():
         return None
     p, i = ctypes.c_void_p, ctypes.c_int64
     lib.ns_maxmin.argtypes = [i, i, i, i, p, p, p, p, p, p, ctypes.c_double,
-                              p, p, p]
+                              p, p, p, p]
     lib.ns_maxmin.restype = ctypes.c_int
     d = ctypes.c_double
     lib.ns_send.argtypes = [i, p, p, p, d, p]
@@ -946,8 +938,6 @@ def _build():
     lib.ns_util_text.restype = i
     lib.ns_coflow_count.argtypes = [i, i, p, p]
     lib.ns_coflow_count.restype = ctypes.c_int
-    lib.ns_add_first.argtypes = [i, p, p, p, p]
-    lib.ns_add_first.restype = None
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p, p]
     lib.ns_coflow_sum.restype = ctypes.c_int
     lib.ns_port_bytes.argtypes = [i, i, i, i, i, p, p, p, p, p]
@@ -992,14 +982,15 @@ F64, I64 = (np.float64,), (np.int64,)
 
 
 def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
-           remaining=None):
+           remaining=None, add=None):
     """Per-flow max-min rates under strict priority by ``flow_key``
     (lower first): fluid.allocate's filling, compiled. ``residual``:
     (L,) float64 per link (numpy's path adds a dummy last link, which no
     path crosses), reduced in place; ``capacity`` likewise. None if the
-    kernels are not available. With ``remaining`` ((F,) bytes left per
-    flow): (rates, (found, s)), :func:`first_finish` of those rates, made
-    as they are."""
+    kernels are not available. ``add`` ((F,) float64): added to each
+    flow's rate as it is written (the filling's + add). With
+    ``remaining`` ((F,) bytes left per flow): (rates, (found, s)),
+    :func:`first_finish` of those rates, made as they are."""
     k = lib()
     if k is None:
         return None
@@ -1008,6 +999,8 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
     if remaining is not None and not (_plain(F64, remaining)
                                       and len(remaining) == F):
         remaining = np.ascontiguousarray(remaining, dtype=np.float64)
+    if add is not None and not (_plain(F64, add) and len(add) == F):
+        raise ValueError('add: %d float64 values wanted' % F)
     if F == 0:
         return rate if remaining is None else (rate, (False, 0.0))
     pt = np.ascontiguousarray(path_links, dtype=np.int64)
@@ -1020,7 +1013,8 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
     first = None if remaining is None else np.zeros(2)
     rest = [_ptr(residual), _ptr(cap), float(rel_tol), _ptr(rate),
             None if remaining is None else _ptr(remaining),
-            None if first is None else _ptr(first)]
+            None if first is None else _ptr(first),
+            None if add is None else _ptr(add)]
     with _LOCK:                         # the kernels' work arrays
         rc = k.ns_maxmin(*args, None, *rest)
         if rc == 1:                     # keys too spread to count
@@ -1134,19 +1128,6 @@ def coflow_sum(cof, v, ncoflows, count=False):
                        None if n is None else _ptr(n)):
         return None
     return out if n is None else (out, n)
-
-
-def add_first(rate, add, rem):
-    """``rate += add`` in place, and :func:`first_finish` of the sums, in
-    one pass: (found, seconds); None without the kernels (nothing
-    done)."""
-    k = lib()
-    if k is None or not _plain(F64, rate, add, rem) or \
-            not len(rate) == len(add) == len(rem):
-        return None
-    first = np.zeros(2)
-    k.ns_add_first(len(rate), _ptr(rate), _ptr(add), _ptr(rem), _ptr(first))
-    return bool(first[0]), float(first[1])
 
 
 def coflow_count(cof, ncoflows):
