@@ -631,6 +631,122 @@ static int repr_round6(double u, char *buf)
     return n;
 }
 
+/* The text Python's repr(round(x, 9)) gives, for 0 <= x < 2^22, into
+   buf (at least 32 bytes); returns its length, or -1 for any other x, or
+   where repr would write an exponent (0 < rounded < 1e-4). As in
+   repr_round6: "%.9f" is the correctly rounded text, and below 2^22 two
+   such texts are further apart than a double's spacing, so repr's
+   shortest text is that one without its trailing zeros. */
+static int repr_round9(double x, char *buf)
+{
+    char s[48];
+    int n, dot;
+    if (x == 0.0 && !signbit(x)) {
+        memcpy(buf, "0.0", 3);
+        return 3;
+    }
+    if (!(x > 0.0 && x < 4194304.0))
+        return -1;
+    n = snprintf(s, sizeof s, "%.9f", x);
+    if (n < 11 || n >= (int)sizeof s)
+        return -1;
+    dot = n - 10;                           /* "I...I.ddddddddd" */
+    if (s[dot] != '.')
+        return -1;
+    if (dot == 1 && s[0] == '0' && memcmp(s + 2, "0000", 4) == 0) {
+        if (memcmp(s + 6, "00000", 5) != 0)
+            return -1;                      /* repr: "1.5e-05" */
+        memcpy(buf, "0.0", 3);              /* rounded to 0 */
+        return 3;
+    }
+    while (n > dot + 2 && s[n - 1] == '0')   /* keep one decimal */
+        n--;
+    memcpy(buf, s, n);
+    return n;
+}
+
+/* repr(b) for a whole b with 0 < b < 1e16 ("1048576.0"), else -1. */
+static int repr_whole(double b, char *buf)
+{
+    if (!(b > 0.0 && b < 1e16) || b != floor(b))
+        return -1;
+    int n = snprintf(buf, 32, "%.0f", b);
+    memcpy(buf + n, ".0", 2);
+    return n + 2;
+}
+
+/* The simulator's flow events (Engine._log_flows' lines) for n flows:
+   head (the line's start up to its id), then per flow its id, quoted
+   coflow name (qnames[qoff[c] .. qoff[c + 1])), hosts
+   (hosts[hoff[h] .. hoff[h + 1])), repr of its bytes and repr(round(
+   start, 9)), into out (room enough: the caller's bound). Returns the
+   length, or -1 where a number is outside the texts above (the caller
+   writes the lines). */
+int64_t ns_flow_lines(int64_t n, const char *head, int64_t hlen,
+                      const int64_t *ids, const int64_t *cof,
+                      const int64_t *src, const int64_t *dst,
+                      const double *size, const double *start,
+                      const char *qnames, const int64_t *qoff,
+                      const char *hosts, const int64_t *hoff, char *out)
+{
+    int64_t k, m = 0;
+    /* a coflow's flows share their start and often their size: the last
+       texts are kept (printf's are the costly part of a line) */
+    char sb[32], st[32];
+    int nsb = 0, nst = 0;
+    double lastb = 0.0, lasts = 0.0;
+    for (k = 0; k < n; k++) {
+        memcpy(out + m, head, hlen);
+        m += hlen;
+        if (ids[k] >= 0 && ids[k] < 10) {
+            out[m++] = (char)('0' + ids[k]);
+        } else {
+            char d[24];
+            int64_t v = ids[k], j = 0;
+            if (v < 0)
+                return -1;
+            for (; v; v /= 10)
+                d[j++] = (char)('0' + v % 10);
+            while (j)
+                out[m++] = d[--j];
+        }
+        memcpy(out + m, ",\"coflow\":", 10);
+        m += 10;
+        memcpy(out + m, qnames + qoff[cof[k]], qoff[cof[k] + 1] - qoff[cof[k]]);
+        m += qoff[cof[k] + 1] - qoff[cof[k]];
+        memcpy(out + m, ",\"src\":\"", 8);
+        m += 8;
+        memcpy(out + m, hosts + hoff[src[k]], hoff[src[k] + 1] - hoff[src[k]]);
+        m += hoff[src[k] + 1] - hoff[src[k]];
+        memcpy(out + m, "\",\"dst\":\"", 9);
+        m += 9;
+        memcpy(out + m, hosts + hoff[dst[k]], hoff[dst[k] + 1] - hoff[dst[k]]);
+        m += hoff[dst[k] + 1] - hoff[dst[k]];
+        memcpy(out + m, "\",\"bytes\":", 10);
+        m += 10;
+        if (!nsb || size[k] != lastb) {
+            if ((nsb = repr_whole(size[k], sb)) < 0)
+                return -1;
+            lastb = size[k];
+        }
+        memcpy(out + m, sb, nsb);
+        m += nsb;
+        memcpy(out + m, ",\"start\":", 9);
+        m += 9;
+        /* (0.0 and -0.0 are equal but not one text) */
+        if (!nst || start[k] != lasts || start[k] == 0.0) {
+            if ((nst = repr_round9(start[k], st)) < 0)
+                return -1;
+            lasts = start[k];
+        }
+        memcpy(out + m, st, nst);
+        m += nst;
+        memcpy(out + m, "}\n", 2);
+        m += 2;
+    }
+    return m;
+}
+
 /* A links event's util body: for each k < n, name idx[k] (its text in
    names[off[idx[k]] .. off[idx[k] + 1]), quoted, with its colon) then
    repr(round(util[k], 6)), comma separated, into out (room enough: the
@@ -936,6 +1052,8 @@ def _build():
     lib.ns_reserve.restype = ctypes.c_int
     lib.ns_util_text.argtypes = [i, p, p, p, p, p]
     lib.ns_util_text.restype = i
+    lib.ns_flow_lines.argtypes = [i, p, i, p, p, p, p, p, p, p, p, p, p, p]
+    lib.ns_flow_lines.restype = i
     lib.ns_coflow_count.argtypes = [i, i, p, p]
     lib.ns_coflow_count.restype = ctypes.c_int
     lib.ns_coflow_sum.argtypes = [i, i, p, p, p, p]
@@ -1202,6 +1320,59 @@ class UtilText:
         out = np.empty(len(idx) * (self.widest + 1) + 1, np.uint8)
         m = k.ns_util_text(len(idx), _ptr(idx), _ptr(util),
                            _ptr(self.names), _ptr(self.off), _ptr(out))
+        if m < 0:
+            return None
+        return out[:m].tobytes().decode('ascii')
+
+
+class FlowText:
+    """The simulator's flow event lines (Engine._log_flows), compiled:
+    :meth:`lines` gives None where the kernels cannot (absent, or a
+    number whose text they do not know: bytes not whole, a start time
+    outside 0..2^22 s or rounding below 1e-4)."""
+
+    def __init__(self, hosts):
+        raw = [h.encode('ascii') for h in hosts]
+        self.hosts = np.frombuffer(b''.join(raw) or b'\0', np.uint8)
+        self.hoff = np.r_[0, np.cumsum([len(b) for b in raw])].astype(
+            np.int64)
+        self.widest = 2 * max([len(b) for b in raw] + [0])
+        # the coflows' quoted names, appended as coflows come (capacity
+        # doubled: a run's every new coflow must not copy them all)
+        self.qnames = np.zeros(1024, np.uint8)
+        self.qoff = np.zeros(64, np.int64)
+        self.nq, self.qwidest = 0, 0
+
+    def _names(self, quoted):
+        for q in quoted[self.nq:]:
+            b = q.encode('ascii')
+            at = int(self.qoff[self.nq])
+            if at + len(b) > len(self.qnames):
+                self.qnames = np.resize(self.qnames,
+                                        2 * (at + len(b)))
+            if self.nq + 2 > len(self.qoff):
+                self.qoff = np.resize(self.qoff, 2 * (self.nq + 2))
+            self.qnames[at:at + len(b)] = np.frombuffer(b, np.uint8)
+            self.nq += 1
+            self.qoff[self.nq] = at + len(b)
+            self.qwidest = max(self.qwidest, len(b))
+
+    def lines(self, head, ids, cof, src, dst, size, start, quoted):
+        """The lines of flows ``ids`` (coflow indices ``cof`` into
+        ``quoted``, their JSON names; host indices; bytes; start times)
+        after ``head``, or None."""
+        k = lib()
+        if k is None or not (_plain(I64, ids, cof, src, dst)
+                             and _plain(F64, size, start)):
+            return None
+        self._names(quoted)
+        h = head.encode('ascii')
+        out = np.empty(len(ids) * (len(h) + self.widest + self.qwidest
+                                   + 120) + 1, np.uint8)
+        m = k.ns_flow_lines(len(ids), h, len(h), _ptr(ids), _ptr(cof),
+                            _ptr(src), _ptr(dst), _ptr(size), _ptr(start),
+                            _ptr(self.qnames), _ptr(self.qoff),
+                            _ptr(self.hosts), _ptr(self.hoff), _ptr(out))
         if m < 0:
             return None
         return out[:m].tobytes().decode('ascii')

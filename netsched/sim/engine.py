@@ -31,6 +31,7 @@ from .coflows import CoflowTable
 from .flows import FlowTable
 from .links import LinkMeter
 from .rates import RateSetter
+from ..fluid import kernels
 from ..errors import NetschedError
 
 FULL = 0.999          # a link loaded to this share of its capacity is full
@@ -54,7 +55,8 @@ class Engine:
         self._seq = itertools.count()
         self._delivered = {}             # connection -> its last delivery
         self._reprs = ({}, {})           # the flow log's texts of floats
-        self._quoted = {}                # coflow index -> its name, JSON
+        self._quoted = []                # per coflow index, its name, JSON
+        self._flow_text = None           # the compiled flow lines
         self.coflows = CoflowTable()
         self.table = FlowTable(net, self.coflows, rel_tol, resolution_s)
         self.rates = RateSetter(net, policy, self.table, queues, class_map,
@@ -237,11 +239,24 @@ class Engine:
 
     def _log_flows(self, ids):
         f = self.table.record
-        names = self.coflows.names
         hosts = self.net.hosts
         t = round(float(self.now), 9)
-        lines = []
+        head = '{"t":%r,"ev":"flow","id":' % (t,)
+        quoted = self._quoted
+        # a name is the user's: JSON-quoted
+        quoted.extend(json.dumps(n) for n in
+                      self.coflows.names[len(quoted):])
         extra = getattr(self.driver, 'flow_fields', None)
+        if extra is None:
+            if self._flow_text is None:     # compiled, hosts ASCII
+                self._flow_text = all(h.isascii() for h in hosts) and \
+                    kernels.FlowText(hosts)
+            text = self._flow_text and self._flow_text.lines(
+                head, ids, f['coflow'][ids], f['src'][ids], f['dst'][ids],
+                f['size'][ids], f['start'][ids], quoted)
+            if text:
+                self.log.write_raw(text)
+                return
         more = extra(ids) if extra else [''] * len(ids)
         # the floats' texts are kept (a trace's flows share sizes and
         # start times; repr is the costly part of a line); zeros and NaNs
@@ -250,8 +265,7 @@ class Engine:
         if len(reprs) + len(starts) > 1 << 16:
             reprs.clear()
             starts.clear()
-        head = '{"t":%r,"ev":"flow","id":' % (t,)
-        quoted = self._quoted
+        lines = []
         for i, c, s, d, b, st, x in zip(
                 ids.tolist(), f['coflow'][ids].tolist(),
                 f['src'][ids].tolist(), f['dst'][ids].tolist(),
@@ -266,11 +280,8 @@ class Engine:
                 rs = repr(round(st, 9))
                 if st > 0:
                     starts[st] = rs
-            qn = quoted.get(c)
-            if qn is None:       # a name is the user's: JSON-quoted
-                qn = quoted[c] = json.dumps(names[c])
             lines.append('%s%d,"coflow":%s,"src":"%s","dst":"%s",'
                          '"bytes":%s,"start":%s%s}\n'
-                         % (head, i, qn, hosts[s], hosts[d], rb, rs,
+                         % (head, i, quoted[c], hosts[s], hosts[d], rb, rs,
                             x))
         self.log.write_raw(''.join(lines))

@@ -510,6 +510,63 @@ def test_util_text_same_as_repr_of_round():
 
 
 @needs_kernels
+def test_flow_lines_same_as_python_writes_them():
+    # the simulator's flow events, compiled: id, quoted coflow name,
+    # hosts, repr(bytes) and repr(round(start, 9)); by hand: 1048576.0,
+    # start 10.833 -> 10.833, 1/1024 = 0.0009765625 (a tie at the 10th
+    # decimal, to even) -> 0.000976562, 1e-12 -> 0.0
+    import json
+    hosts = ['h0', 'h1', 'host-2']
+    quoted = [json.dumps(n) for n in ('a', 'b "q" \u00e9', '3')]
+    ft = kernels.FlowText(hosts)
+    head = '{"t":1.5,"ev":"flow","id":'
+
+    def python(ids, cof, src, dst, size, start):
+        return ''.join(
+            '%s%d,"coflow":%s,"src":"%s","dst":"%s","bytes":%s,'
+            '"start":%s}\n' % (head, i, quoted[c], hosts[s], hosts[d],
+                               repr(b), repr(round(st, 9)))
+            for i, c, s, d, b, st in zip(ids.tolist(), cof.tolist(),
+                                         src.tolist(), dst.tolist(),
+                                         size.tolist(), start.tolist()))
+
+    def case(size, start, rng):
+        n = len(size)
+        return (np.arange(n, dtype=np.int64) * 7919,
+                rng.integers(0, 3, n).astype(np.int64),
+                rng.integers(0, 3, n).astype(np.int64),
+                rng.integers(0, 3, n).astype(np.int64),
+                np.asarray(size, float), np.asarray(start, float))
+    rng = np.random.default_rng(18)
+    one = case([1048576.0, 25165824.0, 1.0, 1.0], [10.833, 1 / 1024, 1e-12,
+                                                  0.0], rng)
+    assert ft.lines(head, *one, quoted) == python(*one)
+    assert '"bytes":1048576.0,"start":10.833}' in python(*one)
+    assert '"start":0.000976562}' in python(*one)
+    steps = np.arange(1, 3000) * 1e-9 + 5e-10       # near the 9th decimal
+    # (from 1e-4: repr writes an exponent below it)
+    for st in [np.maximum(rng.random(3000) * 10.0 ** float(e), 1e-4)
+               for e in range(-3, 7)] \
+            + [np.arange(1, 3000) / 1024.0, 0.001 + steps,
+               np.nextafter(0.001 + steps, 0), np.nextafter(0.001 + steps, 1),
+               np.zeros(3000)]:
+        size = np.floor(rng.random(len(st)) * 10.0 ** rng.integers(
+            0, 16, len(st))) + 1
+        c = case(size, st, rng)
+        assert ft.lines(head, *c, quoted) == python(*c)
+    # texts it does not know (bytes not whole or from 1e16, a start
+    # rounding below 1e-4 but not to 0, negative, from 2^22): None
+    for size, start in ((1.5, 1.0), (1e16, 1.0), (1.0, 5e-5),
+                        (1.0, -1.0), (1.0, 2.0 ** 22), (1.0, -0.0)):
+        assert ft.lines(head, *case([size], [start], rng), quoted) is None
+    # coflows that arrive later: their names are appended
+    quoted.append(json.dumps('late'))
+    c = case([2.0], [1.0], rng)
+    c[1][:] = 3
+    assert ft.lines(head, *c, quoted) == python(*c)
+
+
+@needs_kernels
 def test_allocate_first_finish_as_first_finish_of_its_rates():
     # allocate(..., remaining) makes the first finish as it fills (or
     # as it adds the explicit reservations): the value first_finish
