@@ -591,17 +591,34 @@ int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
    further apart than the double's spacing, so repr's shortest text is
    that one without its trailing zeros, in repr's notation: "1.0" for an
    integer, exponent form below 1e-4 ("1.2e-05", "5e-06"; 0 is "0.0"). */
+/* x as "%.<places>f" (the correctly rounded text) into s (48 bytes):
+   its length, the point's position in *dot; -1 where the text is not
+   "I...I.d...d". */
+static int fixed(double x, int places, char *s, int *dot)
+{
+    int n = snprintf(s, 48, "%.*f", places, x);
+    if (n < places + 2 || n >= 48)
+        return -1;
+    *dot = n - places - 1;
+    return s[*dot] == '.' ? n : -1;
+}
+
+/* s[0 .. n) without its trailing zeros (one decimal kept) into buf. */
+static int stripped(const char *s, int n, int dot, char *buf)
+{
+    while (n > dot + 2 && s[n - 1] == '0')
+        n--;
+    memcpy(buf, s, n);
+    return n;
+}
+
 static int repr_round6(double u, char *buf)
 {
     char s[48];
     int n, i, dot;
     if (!(u > 0.0 && u < 4294967296.0))
         return -1;
-    n = snprintf(s, sizeof s, "%.6f", u);
-    if (n < 8 || n >= (int)sizeof s)
-        return -1;
-    dot = n - 7;                            /* "I...I.dddddd" */
-    if (s[dot] != '.')
+    if ((n = fixed(u, 6, s, &dot)) < 0)
         return -1;
     if (dot == 1 && s[0] == '0' && s[2] == '0' && s[3] == '0' &&
         s[4] == '0' && s[5] == '0') {
@@ -625,10 +642,7 @@ static int repr_round6(double u, char *buf)
         }
         return i + 4;
     }
-    while (n > dot + 2 && s[n - 1] == '0')   /* keep one decimal */
-        n--;
-    memcpy(buf, s, n);
-    return n;
+    return stripped(s, n, dot, buf);
 }
 
 /* The text Python's repr(round(x, 9)) gives, for 0 <= x < 2^22, into
@@ -647,11 +661,7 @@ static int repr_round9(double x, char *buf)
     }
     if (!(x > 0.0 && x < 4194304.0))
         return -1;
-    n = snprintf(s, sizeof s, "%.9f", x);
-    if (n < 11 || n >= (int)sizeof s)
-        return -1;
-    dot = n - 10;                           /* "I...I.ddddddddd" */
-    if (s[dot] != '.')
+    if ((n = fixed(x, 9, s, &dot)) < 0)
         return -1;
     if (dot == 1 && s[0] == '0' && memcmp(s + 2, "0000", 4) == 0) {
         if (memcmp(s + 6, "00000", 5) != 0)
@@ -659,10 +669,7 @@ static int repr_round9(double x, char *buf)
         memcpy(buf, "0.0", 3);              /* rounded to 0 */
         return 3;
     }
-    while (n > dot + 2 && s[n - 1] == '0')   /* keep one decimal */
-        n--;
-    memcpy(buf, s, n);
-    return n;
+    return stripped(s, n, dot, buf);
 }
 
 /* repr(b) for a whole b with 0 < b < 1e16 ("1048576.0"), else -1. */
