@@ -702,9 +702,10 @@ int64_t ns_flow_lines(int64_t n, const char *head, int64_t hlen,
     char sb[32], st[32];
     int nsb = 0, nst = 0;
     double lastb = 0.0, lasts = 0.0;
+#define PUT(p, len) (memcpy(out + m, (p), (len)), m += (len))
+#define TEXT(blob, off, i) PUT((blob) + (off)[i], (off)[(i) + 1] - (off)[i])
     for (k = 0; k < n; k++) {
-        memcpy(out + m, head, hlen);
-        m += hlen;
+        PUT(head, hlen);
         if (ids[k] >= 0 && ids[k] < 10) {
             out[m++] = (char)('0' + ids[k]);
         } else {
@@ -717,40 +718,31 @@ int64_t ns_flow_lines(int64_t n, const char *head, int64_t hlen,
             while (j)
                 out[m++] = d[--j];
         }
-        memcpy(out + m, ",\"coflow\":", 10);
-        m += 10;
-        memcpy(out + m, qnames + qoff[cof[k]], qoff[cof[k] + 1] - qoff[cof[k]]);
-        m += qoff[cof[k] + 1] - qoff[cof[k]];
-        memcpy(out + m, ",\"src\":\"", 8);
-        m += 8;
-        memcpy(out + m, hosts + hoff[src[k]], hoff[src[k] + 1] - hoff[src[k]]);
-        m += hoff[src[k] + 1] - hoff[src[k]];
-        memcpy(out + m, "\",\"dst\":\"", 9);
-        m += 9;
-        memcpy(out + m, hosts + hoff[dst[k]], hoff[dst[k] + 1] - hoff[dst[k]]);
-        m += hoff[dst[k] + 1] - hoff[dst[k]];
-        memcpy(out + m, "\",\"bytes\":", 10);
-        m += 10;
+        PUT(",\"coflow\":", 10);
+        TEXT(qnames, qoff, cof[k]);
+        PUT(",\"src\":\"", 8);
+        TEXT(hosts, hoff, src[k]);
+        PUT("\",\"dst\":\"", 9);
+        TEXT(hosts, hoff, dst[k]);
+        PUT("\",\"bytes\":", 10);
         if (!nsb || size[k] != lastb) {
             if ((nsb = repr_whole(size[k], sb)) < 0)
                 return -1;
             lastb = size[k];
         }
-        memcpy(out + m, sb, nsb);
-        m += nsb;
-        memcpy(out + m, ",\"start\":", 9);
-        m += 9;
+        PUT(sb, nsb);
+        PUT(",\"start\":", 9);
         /* (0.0 and -0.0 are equal but not one text) */
         if (!nst || start[k] != lasts || start[k] == 0.0) {
             if ((nst = repr_round9(start[k], st)) < 0)
                 return -1;
             lasts = start[k];
         }
-        memcpy(out + m, st, nst);
-        m += nst;
-        memcpy(out + m, "}\n", 2);
-        m += 2;
+        PUT(st, nst);
+        PUT("}\n", 2);
     }
+#undef TEXT
+#undef PUT
     return m;
 }
 
