@@ -265,7 +265,7 @@ class RateSetter:
             if len(moved) and self.on_classes is not None:
                 self.on_classes(snap.t, {coflows.names[cof[i]]: int(cls[i])
                                          for i in moved.tolist()})
-            return with_flow_classes(cls[snap.flow_coflow], d)
+            return with_flow_classes(snap.per_flow(cls), d)
         return flow_priority(snap, d)
 
     def _allocate(self):
