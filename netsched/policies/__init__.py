@@ -21,8 +21,8 @@ group ``netsched.policies`` (docs/writing-a-policy.md).
 """
 from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
                    arrival_order, asks_per_flow, coflow_class,
-                   flow_priority, stable_classes, urgency_class,
-                   with_flow_classes)
+                   flow_priority, one_capacity, stable_classes,
+                   urgency_class, with_flow_classes)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
 
 MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3', 'geryon',

@@ -175,6 +175,12 @@ class Snapshot:
         return np.bincount(rows * L + fl[ok], weights=w,
                            minlength=C * L).reshape(C, L)
 
+    def one_capacity(self):
+        """The capacity (bit/s) every link has, where all have one and
+        every path crosses a link (a big switch), else None (a backend
+        may keep it from one snapshot to the next)."""
+        return one_capacity(self.path_links, self.link_capacity)
+
     def per_flow(self, per_coflow):
         """(F,) each flow's coflow's entry of ``per_coflow`` (C,) (a
         backend may take them faster)."""
@@ -260,6 +266,16 @@ def _copies_summed(groups, x, n, count=None, size=None):
     return np.bincount(groups, weights=np.full(F, x), minlength=n)
 
 
+def one_capacity(path_links, link_capacity):
+    """Snapshot.one_capacity of these arrays."""
+    cap = np.asarray(link_capacity, float)
+    pl = path_links
+    if len(cap) and len(pl) and pl.shape[1] and np.isfinite(cap[0]) and \
+            (cap == cap[0]).all() and (pl[:, 0] >= 0).all():
+        return float(cap[0])
+    return None
+
+
 def rate_estimate(snap):
     """Per coflow, the rate (bytes/s) at which it is sending now, or, for
     a coflow sending nothing yet (just arrived, or held back by the last
@@ -275,18 +291,16 @@ def rate_estimate(snap):
     # per path where there are fewer paths than flows, else per flow
     pl, fp = snap.path_links, snap.flow_path
     per_path = len(pl) < len(fp)
-    link_cap = np.asarray(snap.link_capacity, float)
-    if len(link_cap) and len(pl) and pl.shape[1] and \
-            np.isfinite(link_cap[0]) and (link_cap == link_cap[0]).all() \
-            and (pl[:, 0] >= 0).all():
+    one = snap.one_capacity()
+    if one is not None:
         # links of one capacity, every path crossing one (a big switch):
         # that capacity is every flow's slowest, the same weights as below
         # (the flows' coflows made only if summed: a backend may defer
         # them, and the count times the capacity rarely needs them)
-        top = _copies_summed(lambda: snap.flow_coflow, float(link_cap[0]),
-                             C, snap.coflow_flows,
-                             size=len(snap.flow_path)) / 8.0
+        top = _copies_summed(lambda: snap.flow_coflow, one, C,
+                             snap.coflow_flows, size=len(snap.flow_path)) / 8.0
         return np.where(now > 0, now, top)
+    link_cap = np.asarray(snap.link_capacity, float)
     slowest = np.full(len(pl) if per_path else len(fp), np.inf)
     for h in range(pl.shape[1]):
         hop = pl[:, h] if per_path else pl[:, h][fp]

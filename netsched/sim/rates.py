@@ -16,7 +16,7 @@ import numpy as np
 from .. import fluid
 from ..fluid import kernels
 from ..policies import (Snapshot, asks_per_flow, coflow_class,
-                        flow_priority, with_flow_classes)
+                        flow_priority, one_capacity, with_flow_classes)
 
 
 class _Later:
@@ -60,6 +60,13 @@ class SimSnapshot(Snapshot):
     flow_coflow = _Deferred('flow_coflow')
     # the engine's coflow indices (see _engine); not a policy's to read
     _engine_cof: tuple = field(default=None, repr=False, compare=False)
+    # one_capacity, as the RateSetter keeps it for its path table
+    _one_capacity: tuple = field(default=None, repr=False, compare=False)
+
+    def one_capacity(self):
+        if self._one_capacity is None:
+            return super().one_capacity()
+        return self._one_capacity[0]
 
     def _engine(self):
         """While flow_coflow is not made: (the flows' engine coflow
@@ -112,10 +119,13 @@ class SimSnapshot(Snapshot):
         return out[0]
 
 
-def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
+def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False,
+             one=None):
     """The policy's view of a FlowTable at ``now_s``; with ``view`` (the
     workload driver's: what it knows of the jobs, the flows' urgency and,
-    for clairvoyant policies, the sends not yet started), those too."""
+    for clairvoyant policies, the sends not yet started), those too.
+    ``one``: (one_capacity,) of net's table now, where the caller keeps
+    it."""
     coflows = flows.coflows
     cof = coflows.live()
     cl = cof.tolist()
@@ -139,7 +149,7 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False):
         coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
         coflow_job=tuple(map(coflows.jobs.__getitem__, cl)),
-        _engine_cof=(a_cof, remap, cof), **pend)
+        _engine_cof=(a_cof, remap, cof), _one_capacity=one, **pend)
 
 
 class RateSetter:
@@ -173,6 +183,7 @@ class RateSetter:
         # with key 0, as a static policy's decision gives them)
         self._keyed = False
         self._first = None               # the allocation's first finish
+        self._one = None                 # (table, capacity, one_capacity)
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -227,7 +238,8 @@ class RateSetter:
             self._allocate()
             return
         snap = snapshot(now_s, self.queues, self.net, fl, view,
-                        getattr(self.policy, 'clairvoyant', False))
+                        getattr(self.policy, 'clairvoyant', False),
+                        self._one_capacity())
         d = self.policy.decide(snap)
         self.decisions += 1
         if d.job_shift is not None and self.on_shifts is not None:
@@ -243,6 +255,16 @@ class RateSetter:
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
         self._allocate()
+
+    def _one_capacity(self):
+        """(Snapshot.one_capacity,) of the net's path table and
+        capacities, made again only when either is another array (the
+        table is a new one when paths are added)."""
+        pl, cap = self.net.table(), self.net.capacity
+        c = self._one
+        if c is None or c[0] is not pl or c[1] is not cap:
+            c = self._one = (pl, cap, (one_capacity(pl, cap),))
+        return c[2]
 
     def _no_explicit(self):
         """A decision without explicit rates: a_explicit all NaN again
