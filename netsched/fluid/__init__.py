@@ -184,7 +184,7 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     if F == 0:
         return rate, np.zeros(len(capacity)), None
     L = len(capacity)
-    cap = np.r_[np.asarray(capacity, float), np.inf]
+    cap = np.append(np.asarray(capacity, float), np.inf)
     residual = cap.copy()
     if explicit is not None:
         # the positive, finite rates (NaN and inf reserve nothing)
