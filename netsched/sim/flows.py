@@ -72,6 +72,9 @@ class FlowTable:
         self.a_key = np.zeros(0, np.int64)
         self.a_explicit = np.zeros(0)
         self._done_at = None            # send()'s finish test, for finish()
+        # counts changes to the active set or its paths (flows joined,
+        # done, cancelled, rerouted): equal counts, the same flows
+        self.changes = 0
 
     def start(self, src, dst, size_bytes, coflow, now_s, tags=None,
               sport=None, dport=None):
@@ -152,6 +155,7 @@ class FlowTable:
             return
         n, p = self._pending, self._new
         self._pending, self._new = 0, {k: [] for k in p}
+        self.changes += 1
         new = {k: np.array(v, np.float64 if k in ('size', 'start')
                            else np.int64) for k, v in p.items()}
         ids = np.arange(self._record.n, self._record.n + n)
@@ -186,6 +190,7 @@ class FlowTable:
                             r['dport'][ids].tolist())], np.int64)
         moved = int((new != self.a_path).sum())
         self.a_path = new
+        self.changes += 1
         r['path'][ids] = new
         return moved
 
@@ -247,6 +252,7 @@ class FlowTable:
                 self.a_rem <= np.maximum(self.a_rate * window / 8.0, 1e-6))
         if not len(done):
             return np.zeros(0, np.int64), False
+        self.changes += 1
         ids = self.a_id[done]
         touched = self.a_cof[done]
         left = np.maximum(self.a_rem[done], 0.0)
@@ -278,6 +284,7 @@ class FlowTable:
         if not which.any():
             return np.zeros(0, np.int64)
         ids = self.a_id[which]
+        self.changes += 1
         active = self.coflows.active_flows
         self.coflows.active_flows -= np.bincount(self.a_cof[which],
                                                  minlength=len(active))

@@ -184,6 +184,7 @@ class RateSetter:
         self._keyed = False
         self._first = None               # the allocation's first finish
         self._one = None                 # (table, capacity, one_capacity)
+        self._last = None                # what the last allocation was of
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -297,9 +298,23 @@ class RateSetter:
         # (fluid.allocate takes the path without reservations where none
         # is positive)
         explicit = fl.a_explicit if self._explicit else None
+        key = fl.a_key                   # (flows started join it first)
+        table, cap = self.net.table(), self.net.capacity
+        last = self._last
+        if last is not None and explicit is None and \
+                last[0] == fl.changes and last[1] is table and \
+                np.array_equal(last[2], cap) and np.array_equal(last[3], key):
+            # the same flows on the same paths with the same keys (a
+            # decision at the policy's recheck time that moved no coflow):
+            # the filling would give the same rates, so they stand; the
+            # first finish is made from the bytes left now
+            return
         fl.a_rate, self.load_bps, self._first = fluid.allocate(
-            self.net.table(), fl.a_path, fl.a_key, self.net.capacity,
-            explicit, remaining=fl.a_rem)
+            table, fl.a_path, key, cap, explicit, remaining=fl.a_rem)
+        # (keys: the decision's own array, which nothing changes in place
+        # while the flows stay the same)
+        self._last = None if explicit is not None else (
+            fl.changes, table, cap.copy(), key)
 
     def first_finish_s(self):
         """FlowTable.first_finish_s, right after :meth:`update`: made with

@@ -131,3 +131,57 @@ def test_snapshot_sums_from_engine_coflows_as_from_flow_coflow():
                               base.rate_estimate(plain))
     assert snap.flow_coflow.tolist() == [0, 0, 0, 1]
     assert np.array_equal(snap.coflow_rate(), plain.coflow_rate())
+
+
+def test_a_decision_that_changes_no_key_keeps_the_rates(monkeypatch):
+    # a policy asks to decide again at t=1 and t=2 (a recheck time) and
+    # ranks the two coflows as before: the flows, their paths and keys
+    # are the same, so the rates stand without a filling; when it swaps
+    # the ranks at t=3, or a flow finishes, the filling runs again, and
+    # every rate is the one a fresh filling gives
+    from netsched.policies.base import Decision, Policy
+    from netsched.sim.rates import RateSetter
+
+    class Swap(Policy):
+        name = 'swap-test'
+
+        def decide(self, snap):
+            r = [1, 0] if snap.t >= 3 else [0, 1]
+            return Decision(coflow_rank=np.array(r[:len(snap.coflow_id)]),
+                            recheck_at=snap.t + 1.0)
+
+    t, hosts = table(True)
+    t.start([hosts[0], hosts[1], hosts[1]], [hosts[2], hosts[2], hosts[3]],
+            [1e9, 1e9, 1e9], [0, 1, 1], 0.0)
+    rs = RateSetter(t.net, Swap(), t)
+    calls = []
+    real = fluid.allocate
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(fluid, 'allocate', counted)
+
+    def fresh():
+        return real(t.net.table(), t.a_path, t.a_key, t.net.capacity)[0]
+    rs.update(0.0)
+    assert len(calls) == 1 and rs.recheck_s == 1.0
+    first = t.a_rate
+    # 10 Gbit/s ports; c0 first: its flow fills host 2's port, c1's flow
+    # to it gets none, c1's other flow host 1's whole port
+    assert t.a_rate.tolist() == [1e10, 0.0, 1e10]
+    for now in (1.0, 2.0):
+        rs.update(now)
+        assert len(calls) == 1 and t.a_rate is first
+        assert rs.first_finish_s() == 0.8        # 1e9 bytes at 10 Gbit/s
+    rs.update(3.0)          # c1 first: its flows share host 1's port
+    assert len(calls) == 2 and t.a_rate.tolist() == [5e9, 5e9, 5e9]
+    assert np.array_equal(t.a_rate, fresh())
+    t.a_rem[:] = [1e9, 0.0, 1e9]                 # c1's first flow is done
+    t.send(0.0, 3.0)
+    ids, _ = t.finish(3.0)
+    assert ids.tolist() == [1]
+    rs.flows_finished(False)
+    rs.update(3.0)
+    assert len(calls) == 3 and t.a_rate.tolist() == [1e10, 1e10]
+    assert np.array_equal(t.a_rate, fresh())
