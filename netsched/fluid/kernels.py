@@ -891,23 +891,42 @@ void ns_send(int64_t F, const double *rate, double *rem, const int64_t *cof,
 }
 
 /* ns_send, then the positions of the flows done at now (ns_done's test)
-   in the same pass; returns how many. */
+   in the same pass; returns how many. rs (or NULL; zeros on entry): per
+   coflow, the sum of the rates of the flows not done, as ns_coflow_sum
+   gives it over them once the done ones have left (the same additions
+   in the same order). */
 int64_t ns_send_done(int64_t F, const double *rate, double *rem,
                      const int64_t *cof, double dt, double *acc,
                      const double *start, double now, double rel_tol,
-                     double resolution, int64_t *done_pos)
+                     double resolution, int64_t *done_pos, double *rs)
 {
     int64_t nd = 0, c = -1;
-    double sum = 0.0;
+    double sum = 0.0, rsum = 0.0;
     for (int64_t i = 0; i < F; i++) {
         double s = rate[i] * dt / 8.0;
         rem[i] -= s;
-        RUN_ADD(acc, cof[i], s, c, sum);
+        if (cof[i] != c) {
+            if (c >= 0) {
+                acc[c] = sum;
+                if (rs)
+                    rs[c] = rsum;
+            }
+            c = cof[i];
+            sum = acc[c];
+            if (rs)
+                rsum = rs[c];
+        }
+        sum += s;
         if (is_done(rem[i], rate[i], start[i], now, rel_tol, resolution))
             done_pos[nd++] = i;
+        else if (rate[i] != 0.0)
+            rsum += rate[i];
     }
-    if (c >= 0)
+    if (c >= 0) {
         acc[c] = sum;
+        if (rs)
+            rs[c] = rsum;
+    }
     return nd;
 }
 
@@ -1037,7 +1056,7 @@ def _build():
     d = ctypes.c_double
     lib.ns_send.argtypes = [i, p, p, p, d, p]
     lib.ns_send.restype = None
-    lib.ns_send_done.argtypes = [i, p, p, p, d, p, p, d, d, d, p]
+    lib.ns_send_done.argtypes = [i, p, p, p, d, p, p, d, d, d, p, p]
     lib.ns_send_done.restype = i
     lib.ns_add_bytes.argtypes = [i, p, d, p]
     lib.ns_add_bytes.restype = None
@@ -1160,18 +1179,23 @@ def send(rate, rem, cof, dt, ncoflows):
 
 
 def send_done(rate, rem, cof, dt, ncoflows, start, now, rel_tol,
-              resolution):
+              resolution, rate_sums=False):
     """:func:`send`, then :func:`done` at ``now``, in one pass: (bytes
-    per coflow, positions done); None without the kernels."""
+    per coflow, positions done); None without the kernels. With
+    ``rate_sums`` a third: per coflow the sum of the rates of the flows
+    not done, as :func:`coflow_sum` gives it over them once the done ones
+    have left."""
     k = lib()
     if k is None or not (_plain(F64, rate, rem, start) and _plain(I64, cof)):
         return None
     acc = np.zeros(ncoflows)
     out = np.empty(len(rem), np.int64)
+    rs = np.zeros(ncoflows) if rate_sums else None
     nd = k.ns_send_done(len(rem), _ptr(rate), _ptr(rem), _ptr(cof),
                         float(dt), _ptr(acc), _ptr(start), float(now),
-                        float(rel_tol), float(resolution), _ptr(out))
-    return acc, out[:nd]
+                        float(rel_tol), float(resolution), _ptr(out),
+                        None if rs is None else _ptr(rs))
+    return (acc, out[:nd]) if rs is None else (acc, out[:nd], rs)
 
 
 def add_bytes(load, dt, bins):

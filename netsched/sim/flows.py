@@ -75,6 +75,15 @@ class FlowTable:
         # counts changes to the active set or its paths (flows joined,
         # done, cancelled, rerouted): equal counts, the same flows
         self.changes = 0
+        # per coflow, the sum of the active flows' rates, made by send()
+        # (the flows not done at its time) once a snapshot has asked for
+        # it (rate_sums): (the a_rate it is of, the sums)
+        self.want_rate_sums = False
+        self._rate_sums = None
+        # the active arrays that hold one value throughout, the one flows
+        # join with (no decision keyed them or gave explicit rates; the
+        # RateSetter says): finish() truncates them rather than compacting
+        self.uniform = {'a_key', 'a_explicit'}
 
     def start(self, src, dst, size_bytes, coflow, now_s, tags=None,
               sport=None, dport=None):
@@ -161,12 +170,16 @@ class FlowTable:
         ids = np.arange(self._record.n, self._record.n + n)
         self._record.append(**new)
         col = self.__dict__
+        keep = self._rate_sums is not None and \
+            self._rate_sums[0] is col['_a_rate']
         for name, add in (('a_id', ids), ('a_path', new['path']),
                           ('a_cof', new['coflow']), ('a_rem', new['size']),
                           ('a_rate', np.zeros(n)), ('a_start', new['start']),
                           ('a_key', np.zeros(n, np.int64)),
                           ('a_explicit', np.full(n, np.nan))):
             col['_' + name] = np.concatenate([col['_' + name], add])
+        if keep:                        # the flows joined have no rate
+            self._rate_sums = (col['_a_rate'], self._rate_sums[1])
 
     @property
     def record(self):
@@ -199,15 +212,19 @@ class FlowTable:
         (the time they reached), :meth:`finish`'s test at that time is
         made in the same pass (compiled) and kept for it."""
         self._done_at = None
+        self._rate_sums = None
         if len(self.a_id):
             total = self.coflows.sent_bytes
             out = None if now_s is None else kernels.send_done(
                 self.a_rate, self.a_rem, self.a_cof, dt_s, len(total),
-                self.a_start, now_s, self.rel_tol, self.resolution_s)
+                self.a_start, now_s, self.rel_tol, self.resolution_s,
+                self.want_rate_sums)
             if out is not None:                 # compiled, same bits
                 total += out[0]
                 self._done_at = (now_s, self.a_rem, self.a_rate,
                                  self.a_start, out[1])
+                if len(out) > 2:
+                    self._rate_sums = (self.a_rate, out[2])
                 return
             acc = kernels.send(self.a_rate, self.a_rem, self.a_cof, dt_s,
                                len(total))
@@ -217,6 +234,17 @@ class FlowTable:
             sent = self.a_rate * dt_s / 8.0
             self.a_rem -= sent
             self._count_sent(self.a_cof, sent)
+
+    def rate_sums(self):
+        """Per engine coflow index, the sum of its active flows' rates in
+        flow order (the additions numpy's bincount makes), where send()
+        made it for the rates and flows there are now; else None (and
+        send() makes it from now on)."""
+        r = self._rate_sums
+        if r is not None and r[0] is self.a_rate:
+            return r[1]
+        self.want_rate_sums = True
+        return None
 
     def _count_sent(self, cof, sent_bytes):
         total = self.coflows.sent_bytes
@@ -243,6 +271,7 @@ class FlowTable:
                 c[2] is self.a_rate and c[3] is self.a_start:
             done = c[4]                         # send() made the test
         else:
+            self._rate_sums = None              # of other flows
             done = kernels.done(self.a_rem, self.a_rate, self.a_start,
                                 now_s, self.rel_tol, self.resolution_s)
         if done is None:                        # numpy: the same bits
@@ -264,7 +293,8 @@ class FlowTable:
         active = self.coflows.active_flows
         self.coflows.active_flows -= np.bincount(touched,
                                                  minlength=len(active))
-        cols = [getattr(self, name) for name in ACTIVE]
+        names = [n for n in ACTIVE if n not in self.uniform]
+        cols = [getattr(self, name) for name in names]
         # the active arrays are the table's own (a snapshot is read and
         # dropped within a decision), so they are compacted in place
         kept = kernels.compact(cols, done)
@@ -272,8 +302,14 @@ class FlowTable:
             keep = np.ones(len(self.a_id), bool)
             keep[done] = False
             kept = [c[keep] for c in cols]
-        for name, c in zip(ACTIVE, kept):
+        n = len(kept[0])
+        sums = self._rate_sums
+        for name, c in zip(names, kept):
             setattr(self, name, c)
+        for name in self.uniform:
+            setattr(self, name, getattr(self, name)[:n])
+        if sums is not None:                    # of the flows kept
+            self._rate_sums = (self.a_rate, sums[1])
         return ids, bool((self.coflows.active_flows[touched] == 0).any())
 
     def cancel(self, which):

@@ -62,6 +62,9 @@ class SimSnapshot(Snapshot):
     _engine_cof: tuple = field(default=None, repr=False, compare=False)
     # one_capacity, as the RateSetter keeps it for its path table
     _one_capacity: tuple = field(default=None, repr=False, compare=False)
+    # (the flow table's rate_sums, active flows per engine coflow index):
+    # coflow_rate and coflow_flows without a pass over the flows
+    _table_sums: tuple = field(default=None, repr=False, compare=False)
 
     def one_capacity(self):
         if self._one_capacity is None:
@@ -106,6 +109,18 @@ class SimSnapshot(Snapshot):
         # the flows per coflow counted in the same pass, for
         # coflow_flows (rate_estimate asks for both)
         e = self._engine()
+        sums = None
+        if e is not None and self._table_sums is not None:
+            sums = self._table_sums[0]()
+        if sums is not None:
+            # the flow table's, made as it sent (coflows registered since
+            # have only flows that joined since: no rate yet)
+            live = e[2]
+            out = np.zeros(len(live))
+            old = live < len(sums)
+            out[old] = sums[live[old]]
+            self.__dict__['_flows'] = self._table_sums[1][live]
+            return out
         if e is None:
             out = kernels.coflow_sum(self.flow_coflow, self.flow_rate,
                                      len(self.coflow_id), count=True)
@@ -149,7 +164,8 @@ def snapshot(now_s, queues, net, flows, view=None, clairvoyant=False,
         coflow_arrival=coflows.arrival[cof],
         coflow_sent=coflows.sent_bytes[cof],
         coflow_job=tuple(map(coflows.jobs.__getitem__, cl)),
-        _engine_cof=(a_cof, remap, cof), _one_capacity=one, **pend)
+        _engine_cof=(a_cof, remap, cof), _one_capacity=one,
+        _table_sums=(flows.rate_sums, coflows.active_flows), **pend)
 
 
 class RateSetter:
@@ -235,6 +251,7 @@ class RateSetter:
             if self._keyed:
                 fl.a_key = np.zeros(len(fl.a_id), np.int64)
                 self._keyed = False
+                fl.uniform.add('a_key')
             self._no_explicit()
             self._allocate()
             return
@@ -247,11 +264,13 @@ class RateSetter:
             self.on_shifts(d.job_shift)
         fl.a_key = self._keys(snap, d)
         self._keyed = True
+        fl.uniform.discard('a_key')
         if d.flow_rate is None:
             self._no_explicit()
         else:
             # a copy: the flow table compacts its arrays in place
             fl.a_explicit = np.array(d.flow_rate, float)
+            fl.uniform.discard('a_explicit')
             self._explicit = True
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
@@ -273,6 +292,7 @@ class RateSetter:
         if self._explicit:
             self.flows.a_explicit = np.full(len(self.flows.a_id), np.nan)
             self._explicit = False
+            self.flows.uniform.add('a_explicit')
 
     def _keys(self, snap, d):
         """Priority key per active flow: its coflow's class out of Q, or

@@ -184,6 +184,13 @@ def test_step_kernels_same_bits_as_numpy():
         assert np.array_equal(acc2, want_acc)
         w2 = want_rem <= np.maximum(rate * window / 8.0, 1e-6)
         assert pos2.tolist() == np.flatnonzero(w2).tolist()
+        # with the rate sums of the flows not done: numpy's over them
+        r3 = rem.copy()
+        acc3, pos3, rs = kernels.send_done(rate, r3, cof, dt, C, start, now,
+                                           tol, res, rate_sums=True)
+        assert np.array_equal(acc3, want_acc) and np.array_equal(pos3, pos2)
+        assert np.array_equal(rs, np.bincount(cof[~w2], weights=rate[~w2],
+                                              minlength=C))
         ids = rng.permutation(F).astype(np.int64)
         want = [ids[~done], rem[~done], cof[~done]]
         cols = [ids.copy(), rem.copy(), cof.copy()]

@@ -185,3 +185,43 @@ def test_a_decision_that_changes_no_key_keeps_the_rates(monkeypatch):
     rs.update(3.0)
     assert len(calls) == 3 and t.a_rate.tolist() == [1e10, 1e10]
     assert np.array_equal(t.a_rate, fresh())
+
+
+def test_rate_sums_made_as_flows_send_equal_a_fresh_sum():
+    # once a snapshot asked for coflow_rate, send() sums the rates of the
+    # flows it does not finish, per coflow, in flow order; after the done
+    # ones leave and new ones join (no rate yet, a new coflow among
+    # them), coflow_rate gives those sums, the bits a fresh sum over the
+    # active flows gives. Flows of c0 at 3 and 0.1 bit/s, of c1 at 0.2
+    # and 0.7, of c0 again at 0.3 (a second run); c1's first is done
+    from netsched.policies import base
+    from netsched.sim.rates import snapshot
+    t, hosts = table(True)
+    t.start(hosts[:5], hosts[1:6], [8.0, 1e3, 1e3, 1e3, 1e3],
+            [0, 0, 1, 1, 0], 0.0)
+    t.a_rate[:] = [3.0, 0.1, 0.2, 0.7, 0.3]
+    assert snapshot(0.0, None, t.net, t).coflow_rate().tolist() == \
+        [3.0 + 0.1 + 0.3, 0.2 + 0.7]              # asked: now it is made
+    assert t.want_rate_sums
+    t.a_rem[2] = 0.2 * 1.0 / 8.0       # what c1's first sends in 1 s
+    t.send(1.0, 1.0)
+    assert t.rate_sums() is not None
+    ids, _ = t.finish(1.0)
+    assert ids.tolist() == [2]
+    c2 = t.coflows.index('c2', 1.0)
+    t.start([hosts[0]], [hosts[2]], [5.0], c2, 1.0)
+    snap = snapshot(1.0, None, t.net, t)
+    assert t.rate_sums() is not None   # still those flows' (and c2's: 0)
+    got = snap.coflow_rate()
+    assert got.tolist() == [(3.0 + 0.1) + 0.3, 0.7, 0.0]
+    plain = np.bincount(snap.flow_coflow, weights=snap.flow_rate,
+                        minlength=3)
+    assert np.array_equal(got, plain)
+    assert snap.coflow_flows().tolist() == [3, 1, 1]
+    assert np.array_equal(base.rate_estimate(snap),
+                          base.rate_estimate(snapshot(1.0, None, t.net, t)))
+    # new rates: the sums are not theirs, and are made afresh
+    t.a_rate = np.array([1.0, 2.0, 4.0, 8.0, 0.0])
+    assert t.rate_sums() is None
+    assert snapshot(1.0, None, t.net, t).coflow_rate().tolist() == \
+        [1.0 + 2.0 + 8.0, 4.0, 0.0]
