@@ -75,6 +75,7 @@ class FlowTable:
         # counts changes to the active set or its paths (flows joined,
         # done, cancelled, rerouted): equal counts, the same flows
         self.changes = 0
+        self.joins = 0                  # of them, flows joined
         # per coflow, the sum of the active flows' rates, made by send()
         # (the flows not done at its time) once a snapshot has asked for
         # it (rate_sums): (the a_rate it is of, the sums)
@@ -165,6 +166,7 @@ class FlowTable:
         n, p = self._pending, self._new
         self._pending, self._new = 0, {k: [] for k in p}
         self.changes += 1
+        self.joins += 1
         new = {k: np.array(v, np.float64 if k in ('size', 'start')
                            else np.int64) for k, v in p.items()}
         ids = np.arange(self._record.n, self._record.n + n)

@@ -201,6 +201,9 @@ class RateSetter:
         self._first = None               # the allocation's first finish
         self._one = None                 # (table, capacity, one_capacity)
         self._last = None                # what the last allocation was of
+        # FlowTable.joins when a_key was last made of the coflows' classes
+        # alone (None: it was not)
+        self._class_keys = None
 
     def hold(self, on):
         """The controller is down (a fault): the policy is not asked; the
@@ -252,6 +255,7 @@ class RateSetter:
                 fl.a_key = np.zeros(len(fl.a_id), np.int64)
                 self._keyed = False
                 fl.uniform.add('a_key')
+                self._class_keys = None
             self._no_explicit()
             self._allocate()
             return
@@ -308,7 +312,16 @@ class RateSetter:
             if len(moved) and self.on_classes is not None:
                 self.on_classes(snap.t, {coflows.names[cof[i]]: int(cls[i])
                                          for i in moved.tolist()})
+            fl = self.flows
+            if d.flow_class is None and not len(moved) and \
+                    self._class_keys == fl.joins:
+                # every coflow in its class, and no flow joined since
+                # a_key was made of those classes (flows that left took
+                # their keys with them): the keys stand
+                return fl.a_key
+            self._class_keys = fl.joins if d.flow_class is None else None
             return with_flow_classes(snap.per_flow(cls), d)
+        self._class_keys = None
         return flow_priority(snap, d)
 
     def _allocate(self):
@@ -323,7 +336,8 @@ class RateSetter:
         last = self._last
         if last is not None and explicit is None and \
                 last[0] == fl.changes and last[1] is table and \
-                np.array_equal(last[2], cap) and np.array_equal(last[3], key):
+                np.array_equal(last[2], cap) and \
+                (last[3] is key or np.array_equal(last[3], key)):
             # the same flows on the same paths with the same keys (a
             # decision at the policy's recheck time that moved no coflow):
             # the filling would give the same rates, so they stand; the

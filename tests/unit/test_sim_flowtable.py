@@ -166,12 +166,14 @@ def test_a_decision_that_changes_no_key_keeps_the_rates(monkeypatch):
         return real(t.net.table(), t.a_path, t.a_key, t.net.capacity)[0]
     rs.update(0.0)
     assert len(calls) == 1 and rs.recheck_s == 1.0
-    first = t.a_rate
+    first, keys = t.a_rate, t.a_key
     # 10 Gbit/s ports; c0 first: its flow fills host 2's port, c1's flow
     # to it gets none, c1's other flow host 1's whole port
     assert t.a_rate.tolist() == [1e10, 0.0, 1e10]
     for now in (1.0, 2.0):
         rs.update(now)
+        # no coflow moved, no flow joined: the keys themselves stand
+        assert t.a_key is keys
         assert len(calls) == 1 and t.a_rate is first
         assert rs.first_finish_s() == 0.8        # 1e9 bytes at 10 Gbit/s
     rs.update(3.0)          # c1 first: its flows share host 1's port
@@ -185,6 +187,16 @@ def test_a_decision_that_changes_no_key_keeps_the_rates(monkeypatch):
     rs.update(3.0)
     assert len(calls) == 3 and t.a_rate.tolist() == [1e10, 1e10]
     assert np.array_equal(t.a_rate, fresh())
+    # a flow of c0 joins (key 0 until keyed): the keys are made again,
+    # c0's class for it too
+    keys = t.a_key
+    k0, k1 = keys.tolist()
+    assert 0 < k1 < k0                  # c1's class before c0's
+    t.start([hosts[4]], [hosts[5]], [1e9], 0, 3.0)
+    rs.flows_started()
+    rs.update(3.0)
+    assert t.a_key is not keys and t.a_key.tolist() == [k0, k1, k0]
+    assert len(calls) == 4 and t.a_rate.tolist() == [1e10, 1e10, 1e10]
 
 
 def test_rate_sums_made_as_flows_send_equal_a_fresh_sum():
