@@ -164,8 +164,7 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
     """allocate's work: (rates, load, the first finish where ``remaining``
     is given and it is made as the rates are, else None)."""
     F = len(flow_path)
-    if F and (explicit is None or not (np.asarray(explicit) > 0).any()) \
-            and kernels.lib() is not None:
+    if F and explicit is None and kernels.lib() is not None:
         # compiled, nothing reserved: the kernel needs no dummy link, so
         # a fabric's every link is copied once, not four times (k=32:
         # 49,152 links at every event)
@@ -180,48 +179,57 @@ def _allocate(path_links, flow_path, flow_key, capacity, explicit=None,
                                    residual, capf, REL_TOL)
         np.subtract(capf, residual, out=residual)
         return frate, np.maximum(residual, 0.0, out=residual), fin
-    rate = np.zeros(F)
     if F == 0:
-        return rate, np.zeros(len(capacity)), None
+        return np.zeros(0), np.zeros(len(capacity)), None
     L = len(capacity)
     cap = np.append(np.asarray(capacity, float), np.inf)
     residual = cap.copy()
+    rate, add_explicit = None, False
     if explicit is not None:
         # the positive, finite rates (NaN and inf reserve nothing)
         x = np.asarray(explicit, float)
-        if kernels.reserve(path_links, flow_path, x, cap, residual, rate):
-            sel = ()                          # compiled: the same bits
+        got = kernels.reserve(path_links, flow_path, x, cap, residual,
+                              fits=True)
+        if isinstance(got, str):
+            # none scaled: the filling adds the explicit rates themselves
+            rate, add_explicit = x, True
+        elif got is not None:
+            rate = got                        # compiled: the same bits
         else:
+            rate = np.zeros(F)
             sel = np.flatnonzero((x > 0) & (x < np.inf))
-        if len(sel):
-            e = x[sel]
-            fl = path_links[flow_path[sel]]
-            fl = np.where(fl >= 0, fl, L)
-            load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
-                               minlength=L + 1)
-            with np.errstate(divide='ignore', invalid='ignore'):
-                over = np.where(load > cap, cap / load, 1.0)
-            over[L] = 1.0
-            # each flow's smallest factor, hop by hop (a reduction over
-            # the short axis costs several times as much; min is exact)
-            scale = over[fl[:, 0]] if fl.shape[1] else np.ones(len(e))
-            for h in range(1, fl.shape[1]):
-                np.minimum(scale, over[fl[:, h]], out=scale)
-            e = e * scale
-            load = np.bincount(fl.ravel(), weights=np.repeat(e, fl.shape[1]),
-                               minlength=L + 1)
-            residual = np.maximum(cap - load, 0.0)
-            residual[L] = np.inf
-            rate[sel] += e
+            if len(sel):
+                e = x[sel]
+                fl = path_links[flow_path[sel]]
+                fl = np.where(fl >= 0, fl, L)
+                load = np.bincount(fl.ravel(),
+                                   weights=np.repeat(e, fl.shape[1]),
+                                   minlength=L + 1)
+                with np.errstate(divide='ignore', invalid='ignore'):
+                    over = np.where(load > cap, cap / load, 1.0)
+                over[L] = 1.0
+                # each flow's smallest factor, hop by hop (a reduction
+                # over the short axis costs several times as much; min is
+                # exact)
+                scale = over[fl[:, 0]] if fl.shape[1] else np.ones(len(e))
+                for h in range(1, fl.shape[1]):
+                    np.minimum(scale, over[fl[:, h]], out=scale)
+                e = e * scale
+                load = np.bincount(fl.ravel(),
+                                   weights=np.repeat(e, fl.shape[1]),
+                                   minlength=L + 1)
+                residual = np.maximum(cap - load, 0.0)
+                residual[L] = np.inf
+                rate[sel] += e
     key = np.asarray(flow_key, dtype=np.int64)
     if kernels.lib() is not None:             # compiled: the same bits
         # the reservations are added as the filling writes its rates
-        # (else rate is 0, and + 0 changes nothing)
-        add = rate if explicit is not None else None
         out = kernels.maxmin(path_links, flow_path, key, residual, cap,
-                             REL_TOL, remaining, add)
+                             REL_TOL, remaining, rate, add_explicit)
         frate, fin = out if remaining is not None else (out, None)
         return frate, np.maximum(cap[:L] - residual[:L], 0.0), fin
+    if rate is None:
+        rate = np.zeros(F)
     pl = np.where(path_links >= 0, path_links, L)
     P = len(path_links)
     gid = key * P + flow_path

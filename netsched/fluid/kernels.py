@@ -63,6 +63,7 @@ typedef struct {
     int64_t H;
     const int64_t *pt;
     const double *add;   /* per flow, added to its rate (or NULL) */
+    int addx;            /* add holds explicit rates: only 0 < x < inf */
     const double *rem;   /* per flow, bytes left (or NULL) */
 } work;
 
@@ -72,8 +73,12 @@ typedef struct {
 static inline void put_rate(int64_t f, double r, double *rate, double *first,
                             int *moving, const work *w)
 {
-    if (w->add)
-        r = r + w->add[f];
+    if (w->add) {
+        double a = w->add[f];
+        if (w->addx && !(a > 0 && a < INFINITY))
+            a = 0.0;                /* reserved nothing */
+        r = r + a;
+    }
     rate[f] = r;
     if (w->rem && r > 0) {
         double t = w->rem[f] * 8.0 / r;
@@ -396,12 +401,14 @@ static int reserve(int64_t L, int64_t P, int64_t F, int64_t H, int64_t K)
    the smallest rem * 8 / rate of the flows with a rate} ({0, 0} if none
    has one): ns_first_finish of the rates, made as they are. add (or
    NULL): per flow, added to its rate before that (the reservations
-   ns_reserve made), without a pass of its own. */
+   ns_reserve made), without a pass of its own; with addx, add holds the
+   explicit rates themselves, each added where 0 < x < inf (0 elsewhere:
+   ns_reserve's rates where it scaled none). */
 int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
               const int64_t *fpath, const int64_t *key,
               const int64_t *order_in, double *res, const double *cap,
               double rel_tol, double *rate, const double *rem,
-              double *first, const double *add)
+              double *first, const double *add, int addx)
 {
     int64_t i, K = 0, kmin = 0, nr = 0;
     const int64_t *order = order_in;
@@ -433,6 +440,7 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
     if (!reserve(L, P, F, H, K))
         return -1;
     W.add = add;
+    W.addx = addx;
     W.rem = first ? rem : NULL;
     /* with rem: first = {1, ns_first_finish's time} if a flow moves,
        else {0, 0} */
@@ -529,7 +537,9 @@ int ns_maxmin(int64_t F, int64_t H, int64_t L, int64_t P, const int64_t *pt,
    larger of cap - load and 0 (np.maximum's rule) over the scaled
    reservations, res[L] = inf, and rate = 0 + e (0 elsewhere). cap, res,
    load, over: L + 1 each; rate: F. Returns 1 (nothing to use) if a path
-   id or a link index is out of range. */
+   id or a link index is out of range; 3 if no link was over its capacity
+   (res made, rate not written: each flow's is its x where 0 < x < inf,
+   else 0, which ns_maxmin's addx adds). */
 int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
                const int64_t *pt, const int64_t *fpath, const double *x,
                const double *cap, double *res, double *rate, double *load,
@@ -551,6 +561,21 @@ int ns_reserve(int64_t F, int64_t H, int64_t L, int64_t P,
                 load[p[h] >= 0 ? p[h] : L] += x[i];
             }
         }
+    /* no link over its capacity (MADD's rates fit by design): every
+       factor is 1, so e = x and the second pass would add the same
+       loads in the same order; the rates are then x where 0 < x < inf,
+       which ns_maxmin adds itself (addx), and rate is not written */
+    int fits = 1;
+    for (l = 0; l < L; l++)
+        fits &= !(load[l] > cap[l]);
+    if (fits) {
+        for (l = 0; l < L; l++) {
+            double d = cap[l] - load[l];
+            res[l] = (d >= 0.0 || d != d) ? d : 0.0;
+        }
+        res[L] = INFINITY;
+        return 3;
+    }
     for (l = 0; l <= L; l++)
         over[l] = load[l] > cap[l] ? cap[l] / load[l] : 1.0;
     over[L] = 1.0;
@@ -1051,7 +1076,7 @@ def _build():
         return None
     p, i = ctypes.c_void_p, ctypes.c_int64
     lib.ns_maxmin.argtypes = [i, i, i, i, p, p, p, p, p, p, ctypes.c_double,
-                              p, p, p, p]
+                              p, p, p, p, ctypes.c_int]
     lib.ns_maxmin.restype = ctypes.c_int
     d = ctypes.c_double
     lib.ns_send.argtypes = [i, p, p, p, d, p]
@@ -1118,15 +1143,17 @@ F64, I64 = (np.float64,), (np.int64,)
 
 
 def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
-           remaining=None, add=None):
+           remaining=None, add=None, add_explicit=False):
     """Per-flow max-min rates under strict priority by ``flow_key``
     (lower first): fluid.allocate's filling, compiled. ``residual``:
     (L,) float64 per link (numpy's path adds a dummy last link, which no
     path crosses), reduced in place; ``capacity`` likewise. None if the
     kernels are not available. ``add`` ((F,) float64): added to each
-    flow's rate as it is written (the filling's + add). With
-    ``remaining`` ((F,) bytes left per flow): (rates, (found, s)),
-    :func:`first_finish` of those rates, made as they are."""
+    flow's rate as it is written (the filling's + add); with
+    ``add_explicit``, ``add`` is the explicit rates :func:`reserve` found
+    to fit, each added where 0 < x < inf. With ``remaining`` ((F,) bytes
+    left per flow): (rates, (found, s)), :func:`first_finish` of those
+    rates, made as they are."""
     k = lib()
     if k is None:
         return None
@@ -1150,7 +1177,7 @@ def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,
     rest = [_ptr(residual), _ptr(cap), float(rel_tol), _ptr(rate),
             None if remaining is None else _ptr(remaining),
             None if first is None else _ptr(first),
-            None if add is None else _ptr(add)]
+            None if add is None else _ptr(add), int(bool(add_explicit))]
     with _LOCK:                         # the kernels' work arrays
         rc = k.ns_maxmin(*args, None, *rest)
         if rc == 1:                     # keys too spread to count
@@ -1303,23 +1330,36 @@ def port_bytes(path_links, path, cof, v, ncoflows, nlinks):
     return out.reshape(ncoflows, nlinks)
 
 
-def reserve(path_links, flow_path, explicit, cap, residual, rate):
+def reserve(path_links, flow_path, explicit, cap, residual, fits=False):
     """fluid.allocate's explicit reservations, compiled: ``residual``
-    ((L + 1,), the last the dummy link) and ``rate`` ((F,)) filled as the
-    numpy code fills them (the same bits). False without the kernels or
-    where an index is out of range (nothing usable written)."""
+    ((L + 1,), the last the dummy link) filled, and the (F,) reserved
+    rates returned, as the numpy code makes them (the same bits); None
+    without the kernels or where an index is out of range (nothing
+    usable written). With ``fits``, where no link is over its capacity
+    (no reservation scaled) 'fits' is returned instead of the rates: each
+    flow's is then its explicit rate where 0 < x < inf, which
+    :func:`maxmin` adds itself (``add_explicit``)."""
     k = lib()
     if k is None or not (_plain(I64, path_links, flow_path)
-                         and _plain(F64, explicit, cap, residual, rate)) \
+                         and _plain(F64, explicit, cap, residual)) \
             or path_links.ndim != 2:
-        return False
+        return None
     L = len(cap) - 1
     work = np.empty(2 * (L + 1))
     P, H = path_links.shape
-    return not k.ns_reserve(len(flow_path), H, L, P, _ptr(path_links),
-                            _ptr(flow_path), _ptr(explicit), _ptr(cap),
-                            _ptr(residual), _ptr(rate), _ptr(work),
-                            _ptr(work[L + 1:]))
+    args = [len(flow_path), H, L, P, _ptr(path_links), _ptr(flow_path),
+            _ptr(explicit), _ptr(cap), _ptr(residual)]
+    rest = [_ptr(work), _ptr(work[L + 1:])]
+    rate = np.empty(len(flow_path))     # written only if one is scaled
+    rc = k.ns_reserve(*args, _ptr(rate), *rest)
+    if rc == 0:
+        return rate
+    if rc == 3:
+        if fits:
+            return 'fits'
+        x = explicit
+        return np.where((x > 0) & (x < np.inf), 0.0 + x, 0.0)
+    return None
 
 
 class UtilText:

@@ -94,9 +94,15 @@ def _random_instance(rng):
     cap = rng.choice([1.0, 2.0, 3.0, 7.3, 10.0], size=L) * float(
         rng.choice([1.0, 2.0 ** 30]))
     explicit = None
-    if rng.random() < 0.3:
+    kind = rng.random()
+    if kind < 0.3:                  # some links over: scaled down
         explicit = np.where(rng.random(F) < 0.5,
                             rng.random(F) * 1.5 * cap.max(), np.nan)
+    elif kind < 0.45:               # small: every link's fit (no scaling)
+        explicit = np.where(rng.random(F) < 0.5,
+                            rng.random(F) * cap.min() / max(F, 1), np.nan)
+    elif kind < 0.5:                # given, none positive
+        explicit = np.where(rng.random(F) < 0.5, 0.0, np.nan)
     return t, path, key, cap, explicit
 
 
@@ -109,6 +115,33 @@ def test_allocate_same_bits_as_numpy_on_random_inputs(monkeypatch):
         rate, load = fluid.allocate(*args)
         assert np.array_equal(rate, want_rate), args
         assert np.array_equal(load, want_load), args
+
+
+@needs_kernels
+def test_reservations_that_fit_are_added_by_the_filling():
+    # two flows on link 0 (capacity 10) reserve 3 and 4, a third (no
+    # reservation) shares it; nothing is over capacity, so reserve
+    # writes no rates and says so, and the filling adds 3 and 4 to the
+    # max-min share of what is left (3 / 3 = 1 each): 4, 5 and 1. Where
+    # they would not fit (3 and 9) it gives the scaled rates (10 / 12)
+    t = np.array([[0], [0], [0]], np.int64)
+    path = np.arange(3, dtype=np.int64)
+    cap = np.array([10.0, np.inf])
+    for x, scaled in (([3.0, 4.0, np.nan], None),
+                      ([3.0, 9.0, np.nan], [2.5, 7.5, 0.0])):
+        x = np.array(x)
+        res = cap.copy()
+        got = kernels.reserve(t, path, x, cap, res, fits=True)
+        if scaled is None:
+            assert got == 'fits' and res.tolist() == [3.0, np.inf]
+            rate = kernels.maxmin(t, path, np.zeros(3, np.int64), res, cap,
+                                  1e-9, add=x, add_explicit=True)
+            assert rate.tolist() == [4.0, 5.0, 1.0]
+        else:
+            assert got.tolist() == scaled and res.tolist() == [0.0, np.inf]
+        # without fits, the rates are given either way
+        assert kernels.reserve(t, path, x, cap, cap.copy()).tolist() == \
+            (scaled or [3.0, 4.0, 0.0])
 
 
 def _fat_tree_paths(rng, n, ports):
