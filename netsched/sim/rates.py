@@ -192,12 +192,11 @@ class RateSetter:
         self.on_classes = None
         self.release_floor = bool(release_floor)
         self.held = False                # the controller is down (faults)
-        # whether the last decision gave explicit rates: if not, every
-        # a_explicit is NaN (flows join with NaN) and none is looked at
-        self._explicit = False
-        # whether a_key holds a decision's keys (else all 0: flows join
-        # with key 0, as a static policy's decision gives them)
-        self._keyed = False
+        # whether the last decision gave explicit rates (else every
+        # a_explicit is NaN, as flows join, and none is looked at) and
+        # whether a_key holds a decision's keys (else all 0, as flows join
+        # and a static policy's decision gives them): the flow table's
+        # ``uniform`` says, which columns it then truncates
         self._first = None               # the allocation's first finish
         self._one = None                 # (table, capacity, one_capacity)
         self._last = None                # what the last allocation was of
@@ -251,9 +250,8 @@ class RateSetter:
             # what its empty decision gives, without building the
             # snapshot (at scale the costliest part of an event)
             self.decisions += 1
-            if self._keyed:
+            if 'a_key' not in fl.uniform:
                 fl.a_key = np.zeros(len(fl.a_id), np.int64)
-                self._keyed = False
                 fl.uniform.add('a_key')
                 self._class_keys = None
             self._no_explicit()
@@ -267,7 +265,6 @@ class RateSetter:
         if d.job_shift is not None and self.on_shifts is not None:
             self.on_shifts(d.job_shift)
         fl.a_key = self._keys(snap, d)
-        self._keyed = True
         fl.uniform.discard('a_key')
         if d.flow_rate is None:
             self._no_explicit()
@@ -275,7 +272,6 @@ class RateSetter:
             # a copy: the flow table compacts its arrays in place
             fl.a_explicit = np.array(d.flow_rate, float)
             fl.uniform.discard('a_explicit')
-            self._explicit = True
         if d.recheck_at is not None and d.recheck_at > now_s:
             self.recheck_s = d.recheck_at
         self._allocate()
@@ -293,10 +289,10 @@ class RateSetter:
     def _no_explicit(self):
         """A decision without explicit rates: a_explicit all NaN again
         (it already is unless the last decision gave some)."""
-        if self._explicit:
-            self.flows.a_explicit = np.full(len(self.flows.a_id), np.nan)
-            self._explicit = False
-            self.flows.uniform.add('a_explicit')
+        fl = self.flows
+        if 'a_explicit' not in fl.uniform:
+            fl.a_explicit = np.full(len(fl.a_id), np.nan)
+            fl.uniform.add('a_explicit')
 
     def _keys(self, snap, d):
         """Priority key per active flow: its coflow's class out of Q, or
@@ -328,9 +324,7 @@ class RateSetter:
         self.must_allocate = False
         self.allocations += 1
         fl = self.flows
-        # (fluid.allocate takes the path without reservations where none
-        # is positive)
-        explicit = fl.a_explicit if self._explicit else None
+        explicit = None if 'a_explicit' in fl.uniform else fl.a_explicit
         key = fl.a_key                   # (flows started join it first)
         table, cap = self.net.table(), self.net.capacity
         last = self._last
