@@ -56,6 +56,46 @@ COFLOWSIM_AS = {'fair': 'fair', 'fifo': 'fifo', 'sebf': 'varys',
 FB = os.path.join(ROOT, '..', 'shared', 'data', 'FB2010-1Hr-150-0.txt')
 
 
+def machine():
+    """What the machine is, as far as a guest can tell: the processor,
+    its caches, the kernel and the JVM. Rounds on different hosts are
+    not comparable (a memory-bound numpy loop and CoflowSim's JVM gain
+    or lose differently from a host's cache and clock), so each result
+    names its host."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    facts = {'kernel': os.uname().release, 'cpus': os.cpu_count()}
+    cpuinfo = read('/proc/cpuinfo') or ''
+    for line in cpuinfo.splitlines():
+        key, _, val = line.partition(':')
+        key = key.strip()
+        if key in ('model name', 'model', 'stepping', 'cpu MHz'):
+            facts.setdefault(key.replace(' ', '_'), val.strip())
+    base = '/sys/devices/system/cpu/cpu0/cache'
+    for idx in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+        level = read(os.path.join(base, idx, 'level'))
+        kind = read(os.path.join(base, idx, 'type'))
+        if level and kind in ('Data', 'Unified'):
+            facts['L%s' % level] = read(os.path.join(base, idx, 'size'))
+    try:
+        java = subprocess.run(['java', '-version'], capture_output=True,
+                              text=True).stderr.splitlines()
+        facts['java'] = java[0] if java else None
+    except OSError:
+        facts['java'] = None
+    return facts
+
+
+def machine_line(m):
+    return 'machine: %s (model %s), %s MHz, L2 %s, L3 %s; %s' % (
+        m.get('model_name'), m.get('model'), m.get('cpu_MHz'), m.get('L2'),
+        m.get('L3'), m.get('java'))
+
+
 def _sha256(path):
     """The event log's digest: runs of one model write the same log."""
     h = hashlib.sha256()
@@ -129,6 +169,8 @@ def scale(ks):
     arrive, then the figure."""
     out_path = os.path.join(ROOT, 'results', 'bench-sim-scale.json')
     rows = []
+    mach = machine()
+    print(machine_line(mach))
     print('%4s %6s %7s %9s %8s %8s %8s %8s %8s %8s %8s' % (
         'k', 'hosts', 'jobs', 'flows', 'events', 'wall s', 'cpu s',
         'plan s', 'sim s', 'metr. s', 'max MB'))
@@ -141,7 +183,8 @@ def scale(ks):
         row = json.loads(r.stdout.strip().splitlines()[-1])
         rows.append(row)
         with open(out_path, 'w') as f:
-            json.dump({'cycle': [list(c) for c in SCALE_CYCLE],
+            json.dump({'machine': mach,
+                       'cycle': [list(c) for c in SCALE_CYCLE],
                        'job_hosts': SCALE_JOB_HOSTS, 'runs': rows}, f,
                       indent=1)
         print('%4d %6d %7d %9d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %8.0f' % (
@@ -275,13 +318,14 @@ def main():
     if a.scale:
         return scale([int(x) for x in a.scale.split(',')])
     out_path = os.path.join(ROOT, 'results', 'bench-sim.json')
-    res = {'trace': {}, 'fattree': None}
+    res = {'machine': machine(), 'trace': {}, 'fattree': None}
 
     def save():
         with open(out_path, 'w') as f:
             json.dump(res, f, indent=1)
 
     base = os.path.join(ROOT, 'experiments', 'fb-trace.yaml')
+    print(machine_line(res['machine']))
     print('Facebook trace, 150 x 1 Gbit/s (2^30) ports, big switch%s'
           % (', first %d coflows' % a.limit if a.limit else ''))
     print('%-10s %9s %9s %9s %8s %8s %8s  %s' % (
