@@ -106,6 +106,25 @@ def figure(width, height):
     return fig
 
 
+def log_axis(ax, which, lo, hi, dense=3):
+    """Put ax's ``which`` axis ('x' or 'y') on a log scale for values from
+    lo to hi (both positive), its ticks at 1, 2 and 5 of each decade (1
+    alone from ``dense`` decades on: fewer for a narrow panel) labelled
+    as plain numbers ('0.2', '10'), minor ticks unlabelled. Every log
+    axis goes through here: with text.parse_math off, matplotlib's own
+    log labels are mathtext that prints as raw TeX
+    ('$\\mathdefault{10^{0}}$')."""
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+    getattr(ax, 'set_%sscale' % which)('log')
+    axis = getattr(ax, which + 'axis')
+    axis.set_major_locator(LogLocator(
+        subs=(1.0, 2.0, 5.0) if decades < dense else (1.0,),
+        numticks=10))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: '%g' % v))
+    # the minor labels are what overlapped, and matplotlib's are TeX too
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _title(fig, summary, what):
     fig.suptitle('%s\n%s' % (headline(summary), what), fontsize='medium')
 
@@ -299,15 +318,10 @@ def _cct_cdf(m, summary):
     ax = fig.add_subplot()
     ax.step(*_cdf(x), where='post')
     decades = math.log10(x[-1] / x[0]) if x[0] > 0 else 0.0
-    # a log axis for CCTs that span a decade or more, its ticks at 1, 2
-    # and 5 (1 alone beyond three decades) as plain numbers; minor ticks
-    # unlabelled, as their labels are what overlapped
+    # a log axis for CCTs that span a decade or more (log_axis: readable
+    # ticks)
     if decades >= 1:
-        ax.set_xscale('log')
-        ax.xaxis.set_major_locator(LogLocator(
-            subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,), numticks=10))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: '%g' % v))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        log_axis(ax, 'x', x[0], x[-1])
     ax.set_xlabel('coflow completion time (s%s)'
                   % (', log scale' if decades >= 1 else ''))
     ax.set_ylabel('CDF')
@@ -658,8 +672,8 @@ def _cc_scatter(report, summaries, pols, head):
                 ax.scatter(x, y, s=14 if kind == 'jobs' else 6, alpha=0.7,
                            color='C%d' % (i % 10), label=p)
         if log:
-            ax.set_xscale('log')
-            ax.set_yscale('log')
+            log_axis(ax, 'x', lo, hi, dense=2)
+            log_axis(ax, 'y', lo, hi, dense=2)
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.set_aspect('equal')

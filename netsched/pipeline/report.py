@@ -295,18 +295,18 @@ def _backends(path, rows, policies, primary, axes):
 
 
 def _means(rows, policies, metrics, axes):
-    """Each policy's mean of every metric with its 95% interval over
-    seeds, a table per group: (group label, [(policy, {metric: (mean,
-    low, high, n)})])."""
+    """Each policy's geometric mean of every metric with its 95% interval
+    over seeds (stats.positive_ci: never below zero), a table per group:
+    (group label, [(policy, {metric: (mean, low, high, n)})])."""
     out = []
     for g, rs in stats.groups(rows, axes):
         table = []
         for p in policies:
             mine = [r for r in rs if r['policy'] == p]
             if mine:
-                table.append((p, {m: stats.mean_ci([r.get(m) for r in mine])
-                                  + (sum(r.get(m) is not None
-                                         for r in mine),)
+                table.append((p, {m: stats.positive_ci(
+                    [r.get(m) for r in mine]) + (sum(r.get(m) is not None
+                                                     for r in mine),)
                                   for m in metrics}))
         out.append((sweep_plots.group_label(g), table))
     return out

@@ -1,16 +1,19 @@
 """A sweep's figures: each metric per policy with its 95% interval over
 seeds, distributions pooled over seeds per policy, and each metric
 against every numeric swept axis. Each function returns a list of
-(name, caption, Figure); pipeline.plots.save writes one."""
+(name, caption, Figure); pipeline.plots.save writes one.
+
+The metrics are times: a point is the geometric mean over seeds and its
+interval Student's t on the logarithms, mapped back
+(stats.positive_ci), so no interval reaches below zero."""
 import csv
 import os
 
 import numpy as np
-from matplotlib.ticker import NullFormatter
 
 from . import metrics
 from . import stats
-from .plots import diagonal, figure
+from .plots import diagonal, figure, log_axis
 
 NAMES = metrics.TOTALS
 
@@ -37,8 +40,9 @@ def group_label(group):
 
 
 def bars(rows, policies, shown, axes, title):
-    """Per metric: each policy's mean over seeds with its 95% interval,
-    one cluster of bars per group (backend and axis values)."""
+    """Per metric: each policy's geometric mean over seeds with its 95%
+    interval (stats.positive_ci), one cluster of bars per group (backend
+    and axis values)."""
     gs = stats.groups(rows, axes)[:MAX_GROUPS]
     out = []
     for m in shown:
@@ -50,8 +54,8 @@ def bars(rows, policies, shown, axes, title):
         for i, p in enumerate(policies):
             means, errs = [], [[], []]
             for _, rs in gs:
-                mean, lo, hi = stats.mean_ci([r.get(m) for r in rs
-                                              if r['policy'] == p])
+                mean, lo, hi = stats.positive_ci([r.get(m) for r in rs
+                                                  if r['policy'] == p])
                 means.append(np.nan if mean is None else mean)
                 errs[0].append(0 if lo is None else mean - lo)
                 errs[1].append(0 if hi is None else hi - mean)
@@ -62,13 +66,14 @@ def bars(rows, policies, shown, axes, title):
                       ha='right' if len(gs) > 3 else 'center')
         ax.set_ylabel(axis_label(m))
         ax.set_ylim(bottom=0)
-        ax.set_title('%s: %s per policy\nmean and 95%% CI over seeds'
-                     % (title, NAMES.get(m, m)), fontsize='medium')
+        ax.set_title('%s: %s per policy\ngeometric mean and 95%% CI over '
+                     'seeds' % (title, NAMES.get(m, m)), fontsize='medium')
         ax.grid(alpha=0.3, axis='y')
         ax.legend(fontsize='small', ncol=min(4, len(policies)))
-        out.append(('bars_%s' % m, 'The %s of each policy: the mean over its seeds,'
-                    ' with the 95%% confidence interval of the mean.'
-                    % NAMES.get(m, m), fig))
+        out.append(('bars_%s' % m, 'The %s of each policy: the geometric '
+                    'mean over its seeds, with its 95%% confidence interval '
+                    '(Student\'s t on the logarithms, mapped back: never '
+                    'below zero).' % NAMES.get(m, m), fig))
     return out
 
 
@@ -106,14 +111,15 @@ def cdfs(root, rows, policies, axes, title):
                 if len(x):
                     ax.step(x, np.arange(1, len(x) + 1) / len(x),
                             where='post', label=p, color='C%d' % (i % 10))
-            ax.set_xlabel(label)
             ax.grid(alpha=0.3)
-            if np.nanmax([max(v) if v else np.nan for v in per.values()]) \
-                    > 20 * np.nanmin([min(v) if v else np.nan
-                                      for v in per.values()] + [np.inf]):
-                ax.set_xscale('log')
-                # labelled decades only: minor labels overlap
-                ax.xaxis.set_minor_formatter(NullFormatter())
+            lo = np.nanmin([min(v) if v else np.nan
+                            for v in per.values()] + [np.inf])
+            hi = np.nanmax([max(v) if v else np.nan for v in per.values()])
+            log = lo > 0 and hi > 20 * lo
+            if log:
+                log_axis(ax, 'x', lo, hi, dense=2)    # narrow panels
+            # 'iteration time (s)' -> 'iteration time (s, log scale)'
+            ax.set_xlabel(label[:-1] + ', log scale)' if log else label)
         axs[0][0].set_ylabel('CDF')
         axs[0][-1].legend(fontsize='small')
         fig.suptitle('%s (%s): distributions, seeds pooled'
@@ -147,9 +153,10 @@ def numeric_axes(rows, axes):
 
 
 def lines(rows, policies, shown, axes, title):
-    """Per numeric axis and metric: each policy's mean with its 95%
-    interval against the axis value, a line per policy and other axis
-    values (in the policy's colour), a panel per backend."""
+    """Per numeric axis and metric: each policy's geometric mean with its
+    95% interval (stats.positive_ci) against the axis value, a line per
+    policy and other axis values (in the policy's colour), a panel per
+    backend."""
     out = []
     for a, number in numeric_axes(rows, axes).items():
         others = [x for x in axes if x != a]
@@ -172,7 +179,7 @@ def lines(rows, policies, shown, axes, title):
                             if kv[0][0] in policies else len(policies),
                             [stats.sort_key(x) for x in kv[0][1:]]))):
                     xs = sorted(by_x)
-                    cis = [stats.mean_ci(by_x[x]) for x in xs]
+                    cis = [stats.positive_ci(by_x[x]) for x in xs]
                     ys = np.array([np.nan if c[0] is None else c[0]
                                    for c in cis])
                     lo = np.array([0 if c[1] is None else c[0] - c[1]
@@ -188,19 +195,20 @@ def lines(rows, policies, shown, axes, title):
                                 linestyle=STYLES[rest.setdefault(
                                     k[1:], len(rest)) % len(STYLES)])
                 if xs_all[0] > 0 and xs_all[-1] / xs_all[0] > 20:
-                    ax.set_xscale('log')      # values over decades
-                    ax.xaxis.set_minor_formatter(NullFormatter())
+                    # values over decades; the axis values label it
+                    log_axis(ax, 'x', xs_all[0], xs_all[-1])
                 ax.set_xticks(xs_all, ['%g' % x for x in xs_all])
                 ax.set_xlabel(a)
                 ax.set_ylabel(axis_label(m))
                 ax.set_title(b)
                 ax.grid(alpha=0.3)
                 ax.legend(fontsize='x-small')
-            fig.suptitle('%s: %s against %s (mean, 95%% CI over seeds)'
-                         % (title, NAMES.get(m, m), a))
+            fig.suptitle('%s: %s against %s\ngeometric mean and 95%% CI '
+                         'over seeds' % (title, NAMES.get(m, m), a))
             out.append(('line_%s_%s' % (_file_part(a), m),
-                        '%s against the swept %s, each point the mean over '
-                        'seeds with its 95%% interval.'
+                        '%s against the swept %s, each point the geometric '
+                        'mean over seeds with its 95%% interval (Student\'s '
+                        't on the logarithms, mapped back).'
                         % (_sentence(NAMES.get(m, m)), a), fig))
     return out
 

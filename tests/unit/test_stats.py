@@ -1,5 +1,6 @@
 """Ratios to a baseline and their 95% intervals, worked by hand."""
 import math
+import random
 
 import pytest
 
@@ -14,6 +15,46 @@ def test_mean_ci_by_hand():
     assert (lo, hi) == (pytest.approx(2 - h), pytest.approx(2 + h))
     assert stats.mean_ci([5.0]) == (5.0, None, None)
     assert stats.mean_ci([None]) == (None, None, None)
+
+
+def test_positive_ci_stays_above_zero_where_the_linear_one_does_not():
+    xs = [1.0, 2.0, 4.0]                      # seconds, three seeds
+    # linear: mean 7/3, sample sd sqrt(7/3) = 1.5275, half-width
+    # 4.303 * 1.5275 / sqrt(3) = 3.7949, so the low end is -1.4616 s
+    m, lo, hi = stats.mean_ci(xs)
+    assert m == pytest.approx(7 / 3)
+    assert lo == pytest.approx(-1.461556, abs=1e-5) and lo < 0
+    # on the logs: 0, ln 2, 2 ln 2; mean ln 2 (the geometric mean 2),
+    # sample sd ln 2, half-width 4.303 ln 2 / sqrt(3); mapped back,
+    # 2 * 2 ** -+(4.303 / sqrt(3)) = 2 * 2 ** -+2.48434: 0.35741 to 11.192
+    g, glo, ghi = stats.positive_ci(xs)
+    k = 4.303 / math.sqrt(3)
+    assert g == pytest.approx(2.0)
+    assert glo == pytest.approx(2 * 2 ** -k)
+    assert glo == pytest.approx(0.35741, abs=1e-5)
+    assert ghi == pytest.approx(2 * 2 ** k)
+    assert ghi == pytest.approx(11.192, abs=1e-3)
+    # as wide in ratio below the geometric mean as above it
+    assert g / glo == pytest.approx(ghi / g)
+    assert stats.positive_ci([5.0]) == (pytest.approx(5.0), None, None)
+    assert stats.positive_ci([None, None]) == (None, None, None)
+
+
+def test_positive_ci_without_logarithms():
+    # a zero: the linear interval (mean 1, sd 1, half-width 2.4843), its
+    # low end cut at zero; with a negative value, left as it is
+    m, lo, hi = stats.positive_ci([0.0, 1.0, 2.0])
+    assert (m, lo) == (pytest.approx(1.0), 0.0)
+    assert hi == pytest.approx(1 + 4.303 / math.sqrt(3))
+    assert stats.positive_ci([-1.0, 1.0]) == stats.mean_ci([-1.0, 1.0])
+
+
+def test_positive_ci_never_crosses_zero():
+    rnd = random.Random(41)
+    for _ in range(200):
+        xs = [rnd.lognormvariate(0, 2) for _ in range(rnd.randint(2, 6))]
+        g, lo, hi = stats.positive_ci(xs)
+        assert 0 < lo <= g <= hi
 
 
 def test_ratio_ci_is_the_geometric_mean_with_a_t_interval_on_logs():
