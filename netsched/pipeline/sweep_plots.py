@@ -42,7 +42,9 @@ def group_label(group):
 def bars(rows, policies, shown, axes, title):
     """Per metric: each policy's geometric mean over seeds with its 95%
     interval (stats.positive_ci), one cluster of bars per group (backend
-    and axis values)."""
+    and axis values). The intervals are unpaired (each policy's seeds on
+    their own), and the legend and caption say so: overlapping bars can
+    hide a difference the paired ratios to the baseline show."""
     gs = stats.groups(rows, axes)[:MAX_GROUPS]
     out = []
     for m in shown:
@@ -51,6 +53,7 @@ def bars(rows, policies, shown, axes, title):
         ax = fig.subplots()
         width = 0.8 / max(1, len(policies))
         x = np.arange(len(gs))
+        handles = []
         for i, p in enumerate(policies):
             means, errs = [], [[], []]
             for _, rs in gs:
@@ -59,21 +62,32 @@ def bars(rows, policies, shown, axes, title):
                 means.append(np.nan if mean is None else mean)
                 errs[0].append(0 if lo is None else mean - lo)
                 errs[1].append(0 if hi is None else hi - mean)
-            ax.bar(x + (i - (len(policies) - 1) / 2) * width, means, width,
-                   yerr=errs, capsize=3, label=p, color='C%d' % (i % 10))
+            handles.append(ax.bar(
+                x + (i - (len(policies) - 1) / 2) * width, means, width,
+                yerr=errs, capsize=3, label=p, color='C%d' % (i % 10)))
         ax.set_xticks(x, [group_label(g) for g, _ in gs],
                       rotation=20 if len(gs) > 3 else 0,
                       ha='right' if len(gs) > 3 else 'center')
         ax.set_ylabel(axis_label(m))
         ax.set_ylim(bottom=0)
-        ax.set_title('%s: %s per policy\ngeometric mean and 95%% CI over '
-                     'seeds' % (title, NAMES.get(m, m)), fontsize='medium')
+        ax.set_title('%s: %s per policy\ngeometric mean over seeds, '
+                     'unpaired 95%% CI' % (title, NAMES.get(m, m)),
+                     fontsize='medium')
         ax.grid(alpha=0.3, axis='y')
-        ax.legend(fontsize='small', ncol=min(4, len(policies)))
+        # the error bars get their own legend entry, so that the figure
+        # alone says they are unpaired
+        ax.legend(handles + [handles[0].errorbar],
+                  policies + ['unpaired 95% CI'], fontsize='small',
+                  ncol=min(4, len(policies) + 1))
         out.append(('bars_%s' % m, 'The %s of each policy: the geometric '
                     'mean over its seeds, with its 95%% confidence interval '
                     '(Student\'s t on the logarithms, mapped back: never '
-                    'below zero).' % NAMES.get(m, m), fig))
+                    'below zero). The intervals are unpaired: each policy\'s'
+                    ' seeds on their own, the workload\'s seed-to-seed '
+                    'variation left in, so bars whose intervals overlap can '
+                    'still differ. Compare policies by the paired ratios to '
+                    'the baseline (the table of ratios).' % NAMES.get(m, m),
+                    fig))
     return out
 
 
@@ -203,12 +217,13 @@ def lines(rows, policies, shown, axes, title):
                 ax.set_title(b)
                 ax.grid(alpha=0.3)
                 ax.legend(fontsize='x-small')
-            fig.suptitle('%s: %s against %s\ngeometric mean and 95%% CI '
-                         'over seeds' % (title, NAMES.get(m, m), a))
+            fig.suptitle('%s: %s against %s\ngeometric mean over seeds, '
+                         'unpaired 95%% CI' % (title, NAMES.get(m, m), a))
             out.append(('line_%s_%s' % (_file_part(a), m),
                         '%s against the swept %s, each point the geometric '
                         'mean over seeds with its 95%% interval (Student\'s '
-                        't on the logarithms, mapped back).'
+                        't on the logarithms, mapped back), unpaired: each '
+                        'policy\'s seeds on their own.'
                         % (_sentence(NAMES.get(m, m)), a), fig))
     return out
 

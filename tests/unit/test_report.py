@@ -72,6 +72,18 @@ def test_sweep_report_leads_with_the_ratios_and_their_intervals(swept):
         assert os.path.isfile(os.path.join(swept, r['run'], 'report.html'))
 
 
+def test_sweep_report_says_the_bars_intervals_are_unpaired(swept):
+    """The bars' intervals (each policy alone) can overlap where the
+    paired ratio above them is clear: the page says which to read."""
+    with open(os.path.join(swept, 'report.html')) as f:
+        html = f.read()
+    note = html.index('id="unpaired"')
+    assert html.index('<h2>Figures') < note < html.index('id="bars_avg_jct_s"')
+    assert 'paired ratios to fair above' in html[note:]
+    bars = html[html.index('id="bars_avg_jct_s"'):]
+    assert 'The intervals are unpaired' in bars[:bars.index('</figure>')]
+
+
 def test_sweep_report_with_another_baseline_and_figure_files(swept,
                                                              tmp_path):
     out = str(tmp_path / 'copy')

@@ -1,6 +1,7 @@
 """A sweep's figures and its table of means, drawn from a made-up sweep
 folder (no runs): log axes carry plain-number tick labels, not raw TeX,
-and the intervals of times stay above zero."""
+the intervals of times stay above zero, and the bar charts say their
+intervals are unpaired."""
 import csv
 import math
 
@@ -144,3 +145,18 @@ def test_bar_and_table_intervals_of_times_stay_above_zero(swept):
             assert cells['avg_jct_s'] == (pytest.approx(2.0),
                                           pytest.approx(lo),
                                           pytest.approx(hi), 3)
+
+
+def test_bar_charts_say_their_intervals_are_unpaired(swept):
+    _, rows = swept
+    (name, caption, fig), = sweep_plots.bars(rows, POLICIES, ['avg_jct_s'],
+                                             ['link_gbps'], 'tiny')
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == \
+        POLICIES + ['unpaired 95% CI']
+    assert 'unpaired 95% CI' in ax.get_title()
+    assert 'The intervals are unpaired' in caption
+    assert 'paired ratios to the baseline' in caption
+    (_, caption, fig), = sweep_plots.lines(rows, POLICIES, ['avg_jct_s'],
+                                           ['link_gbps'], 'tiny')
+    assert 'unpaired' in caption and 'unpaired' in fig.get_suptitle()
