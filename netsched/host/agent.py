@@ -46,7 +46,9 @@ Execution:
   (with its backward pass's start: the finish of the task its
   ``prophet.anchor`` names), when its sender thread has written it whole
   ('sent', from the transport) and when a block opens (its wake-ups, in
-  the main loop); what it releases is queued at once.
+  the main loop), all that happened since its last call at once, once
+  the main loop has fired every timer due (sends ready at one instant
+  are taken in together); what it releases is queued at once.
 """
 import argparse
 import heapq
@@ -315,26 +317,7 @@ class Agent:
     def setup(self):
         self.tell(op='hello', host=self.host, pid=os.getpid())
         plan = json.loads(self.rfile.readline())
-        self.scale = plan['scale']
-        self.queues = plan['queues']
-        self.tasks = {t['id']: t for t in plan['tasks']}
-        self.incoming = {t['id'] for t in plan['incoming']}
-        self.cls = dict(plan.get('classes', {}))
-        self.rate = {}                 # task id -> emulated bytes/s
-        self.shifts = {}               # job -> (shift, period, tol, max wait)
-        self.aligned = set()           # jobs started on their grid here
-        # a dependency is a local task, a transfer received here, or a
-        # barrier the coordinator releases; each completes exactly once
-        self.pending, self.dependents = {}, {}
-        for t in plan['tasks']:
-            for d in t['deps']:
-                self.dependents.setdefault(d, []).append(t['id'])
-            self.pending[t['id']] = len(t['deps'])
-        self.finish = {}
-        # host senders (send_order prophet or bytescheduler): a sender
-        # per job (one worker per host), its wake-ups (time, job) and
-        # those asked for
-        self.senders, self.wakes, self.woken = {}, [], set()
+        self._take_plan(plan)
         # listen, then connect out (the coordinator orders the phases)
         # ``drain``: the experiment's measuring knob emulator.drain.
         # Each transfer's last write is kept here and sent once, with
@@ -360,6 +343,59 @@ class Agent:
         self.tell(op='connected')
         threading.Thread(target=self._read_ctl, daemon=True).start()
         threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _take_plan(self, plan):
+        """This host's slice of the plan (the runner's) as the agent's
+        state: its tasks, what each waits for, the senders' books."""
+        self.scale = plan['scale']
+        self.queues = plan['queues']
+        self.tasks = {t['id']: t for t in plan['tasks']}
+        self.incoming = {t['id'] for t in plan['incoming']}
+        self.cls = dict(plan.get('classes', {}))
+        self.rate = {}                 # task id -> emulated bytes/s
+        self.shifts = {}               # job -> (shift, period, tol, max wait)
+        self.aligned = set()           # jobs started on their grid here
+        # a dependency is a local task, a transfer received here, or a
+        # barrier the coordinator releases; each completes exactly once
+        self.pending, self.dependents = {}, {}
+        for t in plan['tasks']:
+            for d in t['deps']:
+                self.dependents.setdefault(d, []).append(t['id'])
+            self.pending[t['id']] = len(t['deps'])
+        self.finish = {}
+        # host senders (send_order prophet or bytescheduler): a sender
+        # per job (one worker per host), its wake-ups (time, job) and
+        # those asked for, and per job what it has not yet been handed
+        # (ready Sends, (id, start, end) of sends written whole)
+        self.senders, self.wakes, self.woken = {}, [], set()
+        self.batch = {}
+
+    def _start(self, t0):
+        """The run's common start: every task with no dependency is due
+        at its ``not_before``."""
+        self.t0 = t0
+        self.timers = []
+        for tid, n in list(self.pending.items()):
+            if n == 0:
+                heapq.heappush(self.timers, (self.t0 + self.tasks[tid][
+                    'not_before'], -1 - tid))
+
+    def _due(self, now):
+        """Everything due by ``now``: the timers (tasks ending, root
+        tasks becoming ready), the senders' wake-ups, then each sender
+        handed what happened, at once."""
+        while self.timers and self.timers[0][0] <= now:
+            at, tid = heapq.heappop(self.timers)
+            if tid < 0:                      # a root task becomes ready
+                self._ready(self.tasks[-1 - tid])
+            else:
+                self._done(tid, at)
+        while self.wakes and self.wakes[0][0] <= now:
+            w = heapq.heappop(self.wakes)
+            self.woken.discard(w)
+            self._prophet(w[1], 'wake')
+        if self.batch:           # after every timer due: an instant whole
+            self._flush()
 
     def _started(self, task, ready, start, n):
         """A sender thread began writing a transfer."""
@@ -422,25 +458,33 @@ class Agent:
         one, as the send's ``prophet`` field asks; the simulator's driver
         runs the same):
         a gradient send ready (at ``ready``), one written whole (from
-        ``start`` to ``end``), or a wake-up it asked for; what it releases
-        goes to its connection's queue."""
-        s = self.senders.get(job)
-        if s is None:
-            s = self.senders[job] = prophet.sender_for(task['prophet'])
+        ``start`` to ``end``), or a wake-up it asked for. It joins the
+        sender's batch, handed over by :meth:`_flush`."""
+        if job not in self.senders:
+            self.senders[job] = prophet.sender_for(task['prophet'])
+        b = self.batch.setdefault(job, ([], []))
         if what == 'ready':
-            out = s.ready(prophet.Send.of(
+            b[0].append(prophet.Send.of(
                 task.get, ready, self.finish[task['prophet']['anchor']],
-                task), time.monotonic())
+                task))
         elif what == 'done':
-            out = s.done(task['id'], start, end)
-        else:
-            out = s.wake(time.monotonic())
-        for x in out:
-            self.net.send(x.task, x.ready)
-        w = s.next_wake()
-        if w is not None and (w, job) not in self.woken:
-            self.woken.add((w, job))
-            heapq.heappush(self.wakes, (w, job))
+            b[1].append((task['id'], start, end))
+
+    def _flush(self):
+        """Each sender takes in what happened since the last flush at
+        once (sends ready at one instant come off the timer heap one by
+        one, a layer with no backward compute after the layer
+        back-propagated before it); what it releases goes to its
+        connection's queue."""
+        batch, self.batch = self.batch, {}
+        for job, (ready, done) in batch.items():
+            s = self.senders[job]
+            for x in s.update(time.monotonic(), ready, done):
+                self.net.send(x.task, x.ready)
+            w = s.next_wake()
+            if w is not None and (w, job) not in self.woken:
+                self.woken.add((w, job))
+                heapq.heappush(self.wakes, (w, job))
 
     def _written(self, t, at):
         """A sender thread wrote a transfer's last byte (one dict store:
@@ -491,27 +535,13 @@ class Agent:
             if msg[0] == 'ctl' and msg[1]['op'] == 'stop':
                 return 0
             msg = self.inbox.get()
-        self.t0 = msg[1]['t0']
+        self._start(msg[1]['t0'])
         self.timeouts0 = tcp_timeouts()
-        self.timers = []
-        for tid, n in list(self.pending.items()):
-            if n == 0:
-                heapq.heappush(self.timers, (self.t0 + self.tasks[tid][
-                    'not_before'], -1 - tid))
         progress = self.controller.wants('progress')
         next_progress = self.t0
         while True:
             now = time.monotonic()
-            while self.timers and self.timers[0][0] <= now:
-                at, tid = heapq.heappop(self.timers)
-                if tid < 0:                      # a root task becomes ready
-                    self._ready(self.tasks[-1 - tid])
-                else:
-                    self._done(tid, at)
-            while self.wakes and self.wakes[0][0] <= now:
-                w = heapq.heappop(self.wakes)
-                self.woken.discard(w)
-                self._prophet(w[1], 'wake')
+            self._due(now)
             timeout = (self.timers[0][0] - time.monotonic()
                        if self.timers else 0.5)
             if self.wakes:

@@ -32,7 +32,8 @@ The executing half (:class:`Sender`, one per worker of a job) is
 reconstructed: what it profiles, over how many iterations, what
 "bandwidth" is and when a block goes are our reading, stated here.
   - Profiling: over the job's first ``profile_iterations`` iterations
-    every gradient send goes as soon as it is ready (ready order, FIFO),
+    every gradient send goes as soon as it is ready (ready order, FIFO;
+    those ready at one instant front layers first),
     and the sender records when each became ready, as an offset from the
     start of that iteration's backward pass (a partition is identified
     across iterations by its ``slot``: its connection and label), its
@@ -44,12 +45,18 @@ reconstructed: what it profiles, over how many iterations, what
   - Then, per iteration, relative to its own backward start ``b``: block
     i opens at ``b + start_i``; an open block's partitions go in the
     block's order, each as soon as it is ready (one not yet ready does
-    not hold the others). Ready gradients in no open block wait. When
-    every gradient of the front priority (layer 0: the lowest priority
-    value) is ready, the tail opens: whatever waits, and whatever becomes
-    ready later in the iteration, goes in strict priority order while the
-    bytes released and not yet done (block sends included) stay within
-    the credit; one send always goes when none is outstanding.
+    not hold the others). The sends that become ready at one instant
+    are all taken in before any is released (``Sender.update``), so they
+    go in the block's order, or the tail's, and not in the order a
+    backend happens to hand them over (the task graph lists a layer's
+    bias before its weight; the agent's timers give a layer with no
+    backward compute after the layer back-propagated before it). Ready
+    gradients in no open block wait. When every gradient of the front
+    priority (layer 0: the lowest priority value) is ready, the tail
+    opens: whatever waits, and whatever becomes ready later in the
+    iteration, goes in strict priority order while the bytes released
+    and not yet done (block sends included) stay within the credit; one
+    send always goes when none is outstanding.
   - An iteration that begins before anything of the profile was measured
     (no profiled send finished) stays in ready order.
   - A send is "done" when the backend says: the simulator when its last
@@ -285,51 +292,36 @@ class Sender:
         self.outstanding = 0.0
 
     # --- events -----------------------------------------------------------
+    def update(self, now, ready=(), done=()):
+        """What happened at one instant (``now``), taken in whole before
+        anything is released: the sends done (``done``: (send id, start,
+        end) each, as :meth:`done`), then the sends that became ready
+        (``ready``: Sends, each with its ``ready`` time). Returns the
+        sends to release now, in order."""
+        for send_id, start, end in done:
+            self._done(send_id, start, end)
+        out = []
+        # ready order, ties by the sort key: both backends hand a batch
+        # over in an order of their own (the task graph's, a timer heap's)
+        for s in sorted(ready, key=lambda s: (s.ready,) + s.key):
+            if self._ready(s):
+                out += self._release([s])
+        return out + self._pump(now)
+
     def ready(self, s, now):
-        """Send ``s`` became ready (``s.ready``); the time is ``now``."""
-        k = s.iteration
-        if k < self.profile_iterations:
-            self.offsets.setdefault(s.slot, []).append(s.ready - s.backward)
-            self.size[s.slot] = float(s.bytes)
-            self.prio[s.slot] = float(s.priority)
-            self.gradient[s.slot] = s.slot if s.gradient is None \
-                else s.gradient
-            self.part[s.slot] = s.part
-            self.profiling[s.id] = float(s.bytes)
-            return self._release([s])
-        it = self.iters.get(k)
-        if it is None and (self.mode == 'bytescheduler' or
-                           k in self.tailed):
-            # ByteScheduler: every iteration is Prophet's tail throughout
-            it = self.iters[k] = _Iteration(s.backward, ())
-            it.tail = True
-        if it is None:
-            if k not in self.fifo and self.plan is None:
-                self._make_plan()
-            if k in self.fifo or self.plan is None:
-                self.fifo.add(k)
-                return self._release([s])
-            it = self.iters[k] = _Iteration(s.backward, self.front)
-        it.waiting[s.slot] = s
-        it.front_left.discard(s.slot)
-        return self._pump(now)
+        """Send ``s`` became ready (``s.ready``), alone at its instant;
+        the time is ``now``. Sends ready at one instant go to
+        :meth:`update` together."""
+        return self.update(now, ready=(s,))
 
     def done(self, send_id, start, end):
         """A released send finished; it was sending from ``start`` to
         ``end`` (``end`` is now)."""
-        b = self.out.pop(send_id, None)
-        if b is None:
-            return []
-        self.outstanding = self.outstanding - b if self.out else 0.0
-        p = self.profiling.pop(send_id, None)
-        if p is not None:
-            self.busy.append((float(start), float(end)))
-            self.busy_bytes += p
-        return self._pump(end)
+        return self.update(end, done=((send_id, start, end),))
 
     def wake(self, now):
         """Time passed (a block may open)."""
-        return self._pump(now)
+        return self.update(now)
 
     def next_wake(self):
         """When the next block of a planned iteration opens, or None."""
@@ -341,6 +333,46 @@ class Sender:
         return best
 
     # --- inside -------------------------------------------------------------
+    def _ready(self, s):
+        """Take in a ready send: True if it goes at once (profiled, or in
+        an iteration left in ready order), else it waits for a pump."""
+        k = s.iteration
+        if k < self.profile_iterations:
+            self.offsets.setdefault(s.slot, []).append(s.ready - s.backward)
+            self.size[s.slot] = float(s.bytes)
+            self.prio[s.slot] = float(s.priority)
+            self.gradient[s.slot] = s.slot if s.gradient is None \
+                else s.gradient
+            self.part[s.slot] = s.part
+            self.profiling[s.id] = float(s.bytes)
+            return True
+        it = self.iters.get(k)
+        if it is None and (self.mode == 'bytescheduler' or
+                           k in self.tailed):
+            # ByteScheduler: every iteration is Prophet's tail throughout
+            it = self.iters[k] = _Iteration(s.backward, ())
+            it.tail = True
+        if it is None:
+            if k not in self.fifo and self.plan is None:
+                self._make_plan()
+            if k in self.fifo or self.plan is None:
+                self.fifo.add(k)
+                return True
+            it = self.iters[k] = _Iteration(s.backward, self.front)
+        it.waiting[s.slot] = s
+        it.front_left.discard(s.slot)
+        return False
+
+    def _done(self, send_id, start, end):
+        b = self.out.pop(send_id, None)
+        if b is None:
+            return
+        self.outstanding = self.outstanding - b if self.out else 0.0
+        p = self.profiling.pop(send_id, None)
+        if p is not None:
+            self.busy.append((float(start), float(end)))
+            self.busy_bytes += p
+
     def _make_plan(self):
         if not self.busy or not self.offsets:
             return

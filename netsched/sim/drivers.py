@@ -144,6 +144,9 @@ class PlanDriver:
         self.anchor_at = {}
         self.sent_at = {}
         self.wakes = set()
+        # per sender, what happened at this instant and is not yet
+        # handed over: (ready Sends, (id, start, end) of sends done)
+        self.batch = {}
         self.done = 0
         self.sent_early = set()         # flows sent, not yet received
         self.shifts = {}                # job -> (shift, period, tol, max wait)
@@ -243,28 +246,48 @@ class PlanDriver:
         one, as the send's ``prophet`` field asks; the emulator's agents
         run the same):
         a gradient send ready (``t``), one done (``t``), or a wake-up it
-        asked for; what it releases joins its connection's queue."""
+        asked for. It joins the sender's batch for this instant, handed
+        over by :meth:`_flush`."""
         from ..host import prophet
         eng = self.eng
         key = (job, host)
-        s = self.senders.get(key)
-        if s is None:
-            s = self.senders[key] = prophet.sender_for(t.prophet)
+        if key not in self.senders:
+            self.senders[key] = prophet.sender_for(t.prophet)
+        b = self.batch.get(key)
+        if b is None:
+            if not self.batch:
+                # runs after the rest of this instant: the engine ends
+                # flows before it fires timers, and a timer due now was
+                # set before this one (nothing sets one for the instant
+                # it is in)
+                eng.at(eng.now, self._flush)
+            b = self.batch[key] = ([], [])
         if what == 'ready':
-            out = s.ready(prophet.Send.of(
+            b[0].append(prophet.Send.of(
                 lambda k: getattr(t, k), eng.now,
-                self.anchor_at[t.prophet['anchor']], t), eng.now)
+                self.anchor_at[t.prophet['anchor']], t))
         elif what == 'done':
-            out = s.done(t.id, self.sent_at.pop(t.id), eng.now)
+            b[1].append((t.id, self.sent_at.pop(t.id), eng.now))
         else:
             self.wakes.discard((key, wake_at))
-            out = s.wake(eng.now)
-        for x in out:
-            self._enqueue(x.task)
-        w = s.next_wake()
-        if w is not None and (key, w) not in self.wakes:
-            self.wakes.add((key, w))
-            eng.at(w, self._prophet, job, host, 'wake', None, w)
+
+    def _flush(self):
+        """Each sender takes in its instant's events at once (a
+        gradient's partitions ready together go in its order, not one
+        by one as they were handed over); what it releases joins its
+        connection's queue."""
+        eng = self.eng
+        batch, self.batch = self.batch, {}
+        for key, (ready, done) in batch.items():
+            if key[0] in self.failed:
+                continue
+            s = self.senders[key]
+            for x in s.update(eng.now, ready, done):
+                self._enqueue(x.task)
+            w = s.next_wake()
+            if w is not None and (key, w) not in self.wakes:
+                self.wakes.add((key, w))
+                eng.at(w, self._prophet, key[0], key[1], 'wake', None, w)
 
     def _send_next(self, conn):
         q = self.conn_queue[conn]

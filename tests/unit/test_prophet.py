@@ -278,33 +278,32 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
                                                              policy):
     """The simulator's driver and the emulator's agent feed the same
     events to the same sender: replaying what the simulator's senders
-    saw through the agent's glue (task dicts, its finish times, its
-    clock) releases the same sends at the same moments. Prophet's and
-    the ByteScheduler-like sender (whose credit, 8 MB, lets several
-    partitions out at once)."""
+    were handed, batch by batch, through the agent's glue (task dicts,
+    its finish times, its clock, its flush) releases the same sends at
+    the same moments. Prophet's and the ByteScheduler-like sender (whose
+    credit, 8 MB, lets several partitions out at once)."""
     from netsched.pipeline import run as nrun
     from netsched.host import agent as agent_mod
-    calls = []                                  # (sender, what, args, out)
-    real = {k: getattr(prophet.Sender, k) for k in ('ready', 'done', 'wake')}
+    calls = []                              # (sender, now, ready, done, out)
+    real = prophet.Sender.update
 
-    def spy(name):
-        def f(self, *a):
-            out = real[name](self, *a)
-            calls.append((id(self), name, a, [x.id for x in out]))
-            return out
-        return f
-    for k in real:
-        monkeypatch.setattr(prophet.Sender, k, spy(k))
+    def spy(self, now, ready=(), done=()):
+        out = real(self, now, ready, done)
+        calls.append((id(self), now, list(ready), list(done),
+                      [x.id for x in out]))
+        return out
+    monkeypatch.setattr(prophet.Sender, 'update', spy)
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         nrun.execute(_exp(policy), d + '/out', say=lambda m: None,
                      plots=False)
-    for k, f in real.items():
-        monkeypatch.setattr(prophet.Sender, k, f)
-    # Prophet's blocks open on wake-ups; ByteScheduler's sender has none
-    assert any(name == 'wake' for _, name, _, _ in calls) == \
+    monkeypatch.setattr(prophet.Sender, 'update', real)
+    # Prophet's blocks open on wake-ups (a batch of nothing);
+    # ByteScheduler's sender has none
+    assert any(not r and not d for _, _, r, d, _ in calls) == \
         (policy == 'prophet')
-    assert any(len(out) > 1 for _, _, _, out in calls)      # a burst
+    assert any(len(out) > 1 for *_, out in calls)           # a burst
+    assert any(len(r) > 1 for _, _, r, _, _ in calls)       # a batch
     from netsched.workload import taskgraph
     tasks = {t.id: t.to_dict() for t in taskgraph.build(_exp(policy)).tasks}
     assert {t['prophet'].get('mode', 'prophet') for t in tasks.values()
@@ -312,30 +311,27 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     for sender in {c[0] for c in calls}:
         mine = [c for c in calls if c[0] == sender]
         a = object.__new__(agent_mod.Agent)
-        a.senders, a.wakes, a.woken, a.finish = {}, [], set(), {}
+        a.senders, a.wakes, a.woken, a.finish, a.batch = {}, [], set(), \
+            {}, {}
         a.tasks = tasks
         sent = []
         a.net = type('Net', (), {'send': lambda self, t, r: sent.append(
             t['id'])})()
-        for _, name, args, out in mine:
+        for _, now, ready, done, out in mine:
             del sent[:]
-            if name == 'ready':
-                s, now = args
-                a.finish[tasks[s.id]['prophet']['anchor']] = s.backward
-                monkeypatch.setattr(agent_mod.time, 'monotonic',
-                                    lambda: now)
-                a._prophet(tasks[s.id]['job'], 'ready', tasks[s.id], s.ready)
-            elif name == 'done':
-                tid, start, end = args
+            for tid, start, end in done:
                 a._prophet(tasks[tid]['job'], 'done', tasks[tid],
                            start=start, end=end)
-            else:
-                monkeypatch.setattr(agent_mod.time, 'monotonic',
-                                    lambda: args[0])
+            for s in ready:
+                a.finish[tasks[s.id]['prophet']['anchor']] = s.backward
+                a._prophet(tasks[s.id]['job'], 'ready', tasks[s.id], s.ready)
+            if not ready and not done:
                 a._prophet(next(iter(a.senders)), 'wake')
-            assert sent == out
+            monkeypatch.setattr(agent_mod.time, 'monotonic', lambda: now)
+            a._flush()
+            assert sent == out and not a.batch
         # the agent asked to be woken whenever the simulator woke it
-        assert {c[2][0] for c in mine if c[1] == 'wake'} <= \
+        assert {now for _, now, r, d, _ in mine if not r and not d} <= \
             {w for w, _ in a.woken}
 
 
@@ -445,3 +441,173 @@ def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
     front = {p: t['front_tensor_s'] for p, (t, _) in res.items()}
     assert front['prophet'] < 0.5 * front['fair']
     assert front['p3'] < front['prophet']
+
+
+# --- issue 42: the sends ready at one instant, taken in together -----------
+
+def part(i, slot, prio, ready=0.0, it=0, size=1.0, gradient=None, k=0,
+         backward=0.0):
+    return prophet.Send(i, it, slot, float(size), prio, ready, backward,
+                        gradient=gradient, part=k)
+
+
+def test_a_same_instant_batch_goes_in_priority_order_in_the_tail():
+    """L3's two partitions and L4's one, ready together, handed over as
+    [L3/0, L4/0, L3/1]; 1 B each, a 2 B credit. Taken in one by one the
+    credit lets out L3/0 and L4/0 and holds L3/1 behind them; taken in
+    together L3/0 and L3/1 go, L4/0 (3 B) waits until one is done."""
+    def batch():
+        return [part(1, 'L3/0', 0.30, gradient='L3'),
+                part(2, 'L4/0', 0.40, gradient='L4'),
+                part(3, 'L3/1', 0.35, gradient='L3', k=1)]
+    one = prophet.Sender(credit_bytes=2.0, mode='bytescheduler')
+    got = [x.slot for s in batch() for x in one.ready(s, 0.0)]
+    assert got == ['L3/0', 'L4/0']                 # the reported order
+    s = prophet.Sender(credit_bytes=2.0, mode='bytescheduler')
+    assert [x.slot for x in s.update(0.0, ready=batch())] == ['L3/0', 'L3/1']
+    assert s.outstanding == 2.0
+    assert [x.slot for x in s.done(1, 0.0, 1.0)] == ['L4/0']
+    # a done and a ready at one instant: the credit the done frees goes
+    # to the front layer ready then, not to the one that waited
+    s = prophet.Sender(credit_bytes=1.0, mode='bytescheduler')
+    assert s.update(0.0, ready=[part(1, 'x', 0.5)]) != []
+    assert s.update(0.0, ready=[part(2, 'late', 0.9)]) == []
+    out = s.update(1.0, ready=[part(3, 'front', 0.1, ready=1.0)],
+                   done=[(1, 0.0, 1.0)])
+    assert [x.slot for x in out] == ['front']
+
+
+def test_a_same_instant_batch_goes_in_the_blocks_order():
+    """A profile (iteration 0, backward at 0; 1000 B each): z at 0 ms, y
+    at 1 ms, L3/0, L3/1 and L4/0 at 2 ms, layer 0 at 20 ms. Distinct
+    instants 0, 1, 2, 20 ms: gaps 1, 1, 18 (mean 6.67), so the 18 ms gap
+    cuts. Sends back to back over 30 ms: 200 kB/s, the block at 2 ms
+    has 18 ms x 200 kB/s = 3600 B: L3/0 (3600 > 1000), L3/1 (2600 >
+    1000), L4/0 (1600 > 1000), not y (600). Iteration 1 (backward at
+    1 s): z and y wait for the block; at 1.002 s it opens as L3/0, L4/0
+    and L3/1 become ready, handed over in that order."""
+    prio = {'z': 0.9, 'y': 0.8, 'L3/0': 0.30, 'L3/1': 0.35, 'L4/0': 0.40,
+            'f': 0.0}
+    off = {'z': 0.0, 'y': 0.001, 'L3/0': 0.002, 'L3/1': 0.002,
+           'L4/0': 0.002, 'f': 0.020}
+    ids = {k: i for i, k in enumerate(prio)}
+
+    def mk(slot, it, b):
+        return part(10 * it + ids[slot], slot, prio[slot],
+                    ready=b + off[slot], it=it, size=1000.0,
+                    gradient=slot.split('/')[0], k=int(slot[-1])
+                    if '/' in slot else 0, backward=b)
+
+    def profiled():
+        s = prophet.Sender(1, 1e9)
+        for k in prio:
+            assert s.ready(mk(k, 0, 0.0), off[k]) == [mk(k, 0, 0.0)]
+        for n, k in enumerate(prio):
+            s.done(ids[k], 0.005 * n, 0.005 * (n + 1))
+        return s
+    B = 1.0
+    late = [mk('L3/0', 1, B), mk('L4/0', 1, B), mk('L3/1', 1, B)]
+    for s, together in ((profiled(), True), (profiled(), False)):
+        assert s.ready(mk('z', 1, B), B) == []
+        assert s.bandwidth == pytest.approx(2e5)
+        assert [(b.start, [s.slots[i] for i in b.parts])
+                for b in s.plan.blocks] == [(0.002, ['L3/0', 'L3/1',
+                                                     'L4/0'])]
+        assert s.ready(mk('y', 1, B), B + 0.001) == []
+        assert s.next_wake() == B + 0.002
+        if together:
+            got = [x.slot for x in s.update(B + 0.002, ready=late)]
+            assert got == ['L3/0', 'L3/1', 'L4/0']
+        else:                                   # as they were handed over
+            got = [x.slot for y in late for x in s.ready(y, B + 0.002)]
+            assert got == ['L3/0', 'L4/0', 'L3/1']
+
+
+# forward order; L1 has no backward compute, so its weight's two
+# partitions and its bias are ready with L2's gradient; 1 MiB a
+# partition, 1 MiB/ms on the link, one worker and one shard
+SAME = """
+name: same
+layers:
+  - {name: L0, forward_ms: 1, backward_ms: 10,
+     tensors: [{name: t0, bytes: 1048576}]}
+  - {name: L1, forward_ms: 1, backward_ms: 0,
+     tensors: [{name: w1, bytes: 2097152}, {name: b1, bytes: 1048576}]}
+  - {name: L2, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: t2, bytes: 1048576}]}
+  - {name: L3, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: t3, bytes: 1048576}]}
+  - {name: L4, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: t4, bytes: 1048576}]}
+"""
+SAME_EXP = """
+name: same
+backend: sim
+topology: dumbbell,1
+link_gbps: 8.388608
+policy: fair
+jobs:
+  - {id: j, model: same.yaml, pattern: ps, workers: 1, ps_shards: 1,
+     iterations: 3, placement: [hl0, hr0], slice_mb: 1,
+     send_order: prophet, prophet: {profile_iterations: 2}}
+"""
+
+
+def _same(tmp_path):
+    from netsched.pipeline import experiment
+    (tmp_path / 'same.yaml').write_text(SAME)
+    (tmp_path / 'e.yaml').write_text(SAME_EXP)
+    return experiment.load(str(tmp_path / 'e.yaml'), backend='sim')
+
+
+def test_same_instant_partitions_leave_in_order_on_the_simulator(tmp_path):
+    """Pushes by sevenths of the model's 7 MiB (t0 = 0, w1 = 1 and 2,
+    b1 = 3, t2 = 4, t3 = 5, t4 = 6). Backward from 5 ms: t4 ready at
+    +1 ms, t3 at +2, t2, w1's two partitions and b1 at +3 (the driver
+    hands them over as b1, w1/0, w1/1, t2: the task graph's order), t0
+    at +13. Profiled iterations 0 and 1 go in ready order, those at +3
+    front layers first: 6 5 1 2 3 4 0. Iteration 2: the instants 1, 2,
+    3, 13 ms (gaps 1, 1, 10: mean 4) cut before t0; the block at +3 has
+    10 ms at the profiled ~1 MiB/ms, room for all six: t4 and t3 wait
+    for it, and it sends 1 2 3 4 5 6; t0 opens the tail."""
+    import json
+    from netsched.pipeline import run as nrun
+    nrun.execute(_same(tmp_path), str(tmp_path / 'out'),
+                 say=lambda m: None, plots=False)
+    with open(tmp_path / 'out' / 'events.jsonl') as f:
+        flows = [json.loads(x) for x in f if '"ev":"flow"' in x]
+    order = []
+    for k in range(3):
+        push = sorted((f['start'], round(f['urgency'] * 7)) for f in flows
+                      if f['src'] == 'hl0' and f['coflow'] == 'j/%d' % k)
+        order.append([u for _, u in push])
+    assert order == [[6, 5, 1, 2, 3, 4, 0]] * 2 + [[1, 2, 3, 4, 5, 6, 0]]
+
+
+def test_same_instant_partitions_leave_in_order_from_the_agent(tmp_path):
+    """The emulator's agent, its main loop's timers stepped by hand (no
+    network: its transport records what it is given): L1's backward
+    ends at the instant L2's does, but the timer heap gives L2's
+    gradient first (it is ready when L2's timer fires, L1's a zero-time
+    timer later). Iteration 0 is profiled: ready order, those at one
+    instant front layers first: t4, t3, then w1/0, w1/1, b1, t2, and t0
+    (by sevenths of the model, as above)."""
+    from netsched.host import agent as agent_mod
+    from netsched.workload import taskgraph
+    plan = taskgraph.build(_same(tmp_path))
+    a = object.__new__(agent_mod.Agent)
+    a._take_plan({'scale': 1.0, 'queues': 8,
+                  'tasks': [t.to_dict() for t in plan.tasks
+                            if t.host == 'hl0'],
+                  'incoming': [{'id': t.id} for t in plan.tasks
+                               if t.kind == 'send' and t.dst == 'hl0']})
+    a.tell = lambda **msg: None
+    a.controller = agent_mod.NoController()
+    sent = []
+    a.net = type('Net', (), {'send': lambda self, t, r: sent.append(
+        (round(r * 1e3, 6), round(t['urgency'] * 7)))})()
+    a._start(0.0)
+    while a.timers:
+        a._due(a.timers[0][0])
+    assert sent == [(6.0, 6), (7.0, 5)] + [(8.0, u) for u in (1, 2, 3, 4)] \
+        + [(18.0, 0)]
