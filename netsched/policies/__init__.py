@@ -19,8 +19,8 @@ registry in registry.py. A policy from outside the package is named by
 module path (``package.module:ClassName``) or by an entry point of the
 group ``netsched.policies`` (docs/writing-a-policy.md).
 """
-from .base import (Decision, JobView, Policy, Snapshot,  # noqa: F401
-                   arrival_order, asks_per_flow, coflow_class,
+from .base import (PARTITIONS, Decision, JobView, Policy,  # noqa: F401
+                   Snapshot, arrival_order, asks_per_flow, coflow_class,
                    flow_priority, one_capacity, stable_classes,
                    urgency_class, with_flow_classes)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401

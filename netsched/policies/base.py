@@ -8,6 +8,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ConfigError
+
+# how a policy's workload() asks ps tensors to be cut into slices of at
+# most slice_mb (workload.taskgraph.slice_sizes): into equal parts, or as
+# BytePS (and so Prophet's and ByteScheduler's code) cuts them: whole
+# slices, the remainder last
+PARTITIONS = ('equal', 'byteps')
+
+
+def checked_partitions(policy, value):
+    """A policy's ``partitions`` parameter, checked (one of
+    :data:`PARTITIONS`; a ConfigError naming it otherwise)."""
+    if value not in PARTITIONS:
+        raise ConfigError('%s: partitions must be one of %s, got %r'
+                          % (policy, ', '.join(PARTITIONS), value))
+    return value
+
 
 @dataclass(frozen=True)
 class JobView:
@@ -581,6 +598,8 @@ class Policy:
         worker/shard pair K connections each way, one per urgency class
         (:func:`urgency_class`), as Geryon needs; ``slice_mb: S`` sends
         ps tensors in slices of at most S MB (where the job gives none);
+        ``partitions`` cuts them (:data:`PARTITIONS`: ``equal`` parts,
+        the default, or ``byteps``: whole slices, the remainder last);
         ``send_order: 'priority'`` sends a connection's waiting sends
         front layers first (host-side ordering). Default: nothing."""
         return {}

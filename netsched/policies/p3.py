@@ -1,5 +1,6 @@
 """Host-side per-tensor priority: the P3 and ByteScheduler baselines."""
-from .base import Decision, Policy
+from .base import Decision, Policy, checked_partitions
+from .prophet import BYTEPS_PARTITION_MB
 from .registry import register
 
 
@@ -32,7 +33,9 @@ class P3(Policy):
 @register
 class ByteScheduler(Policy):
     """A ByteScheduler-like host scheduler (SOSP 2019): each worker's
-    gradient tensors are cut into partitions of ``partition_mb``, and a
+    gradient tensors are cut into partitions of ``partition_mb`` (as
+    BytePS cuts them, ``partitions: byteps``: whole partitions, the
+    remainder last; ``equal``: equal slices of at most that), and a
     per-worker scheduler releases its ready partitions strictly highest
     priority (front layers) first while the bytes released and not yet
     done stay within ``credit_mb`` (one always goes when none is
@@ -49,16 +52,23 @@ class ByteScheduler(Policy):
     backends' executors run); a job asks for it itself with ``send_order:
     bytescheduler``. Reconstructed: ByteScheduler tunes the partition
     size and the credit online (Bayesian optimisation); here both are
-    fixed knobs, 4 MB each by default. "Done" is when the backend says a
-    send is: its last byte received in the simulator, written in the
-    emulator's agents."""
+    fixed knobs: partitions of 4,096,000 B (BytePS' default, 3.90625
+    MiB), a credit of 4 MiB. "Done" is when the backend says a send is:
+    its last byte received in the simulator, written in the emulator's
+    agents."""
     name = 'bytescheduler'
-    params = {'partition_mb': 4.0, 'credit_mb': 4.0}
+    params = {'partition_mb': BYTEPS_PARTITION_MB, 'credit_mb': 4.0,
+              'partitions': 'byteps'}
     static = True                      # the network shares fairly
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.partitions = checked_partitions(self.name, self.partitions)
 
     def workload(self):
         return {'send_order': 'bytescheduler',
                 'slice_mb': self.partition_mb,
+                'partitions': self.partitions,
                 'bytescheduler': {'credit_mb': float(self.credit_mb)}}
 
     def warnings(self, jobs):

@@ -1,6 +1,10 @@
 """Prophet: host-side gradient blocks, the network shared per flow."""
-from .base import Decision, Policy
+from .base import Decision, Policy, checked_partitions
 from .registry import register
+
+# BytePS' default partition (BYTEPS_PARTITION_BYTES), 4,096,000 B, in
+# the MiB slice_mb counts in
+BYTEPS_PARTITION_MB = 4096000 / 2 ** 20
 
 
 @register
@@ -18,27 +22,38 @@ class Prophet(Policy):
     backends' executors call that code. This class only asks the
     workload for it: every job's gradient sends go through a Prophet
     sender (``send_order: prophet``, which a job can also ask for itself
-    under any network policy), its ps tensors in partitions of
-    ``slice_mb`` (BytePS partitions tensors; 4 MB is its default).
+    under any network policy), its ps tensors in partitions cut as
+    BytePS cuts them (``partitions: byteps``: whole partitions of
+    ``slice_mb``, the remainder last; ``equal``: netsched's equal
+    slices of at most ``slice_mb``), 4,096,000 B by default as in
+    BytePS. A job's own ``slice_mb`` wins over the policy's.
 
     From the public code (a BytePS fork): the grouping (a gap over twice
     the mean gap between gradients ends a group), the block budget gap x
     bandwidth filled highest priority first while the remaining budget
     is greater than the next partition (a strict test), the tail in
-    strict priority under a credit once layer 0 is ready.
+    strict priority under a credit once layer 0 is ready, and BytePS'
+    partitions (4,096,000 B, the remainder last).
     Reconstructed: profiling over ``profile_iterations`` iterations in
     ready order (the mean ready offset per gradient from its iteration's
     backward start; the bandwidth as bytes over the time the sends were
     busy), a block opening at its group's profiled end and its parts
     going as they are ready, the credit counting every released byte not
-    yet done, ``credit_mb`` 4 (the paper tunes it), the partition size.
-    Knobs: ``profile_iterations`` 2, ``credit_mb`` 4, ``slice_mb`` 4."""
+    yet done, ``credit_mb`` 4 (the paper tunes it).
+    Knobs: ``profile_iterations`` 2, ``credit_mb`` 4, ``slice_mb``
+    3.90625 (4,096,000 B), ``partitions`` byteps."""
     name = 'prophet'
-    params = {'profile_iterations': 2, 'credit_mb': 4.0, 'slice_mb': 4.0}
+    params = {'profile_iterations': 2, 'credit_mb': 4.0,
+              'slice_mb': BYTEPS_PARTITION_MB, 'partitions': 'byteps'}
     static = True                      # the network shares fairly
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.partitions = checked_partitions(self.name, self.partitions)
 
     def workload(self):
         return {'send_order': 'prophet', 'slice_mb': self.slice_mb,
+                'partitions': self.partitions,
                 'prophet': {'profile_iterations': self.profile_iterations,
                             'credit_mb': float(self.credit_mb)}}
 

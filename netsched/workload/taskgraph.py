@@ -232,6 +232,9 @@ def build(exp, with_trace=True):
     rng = np.random.default_rng(exp.seed)
     policy = policies.make(exp.policy, exp.policy_params)
     shape = policy.workload()
+    # how ps tensors are sliced: the policy's (prophet and bytescheduler
+    # cut as BytePS does), else equal slices
+    partitions = shape.get('partitions', 'equal')
     net = None
     placer = _placer(policy, exp)
     free = set(hosts)
@@ -258,16 +261,18 @@ def build(exp, with_trace=True):
                     net = fluid.Network(g)
                 placed = _choose(plan, placer, _shaped(spec, shape), model,
                                  arrival, free, net,
-                                 lanes=shape.get('ps_lanes', 1))
+                                 lanes=shape.get('ps_lanes', 1),
+                                 partitions=partitions)
             else:
                 placed = _place(spec, _need(spec), hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,
                  placed, spec.loss or default_loss(rng), spec.iterations,
-                 lanes=shape.get('ps_lanes', 1), seed=exp.seed)
+                 lanes=shape.get('ps_lanes', 1), seed=exp.seed,
+                 partitions=partitions)
         else:
             _tuning(plan, _shaped(spec, shape), model, arrival, tuning,
                     hosts, free, rng, lanes=shape.get('ps_lanes', 1),
-                    seed=exp.seed)
+                    seed=exp.seed, partitions=partitions)
     if exp.trace and with_trace:
         _trace(plan, exp, hosts)
     return plan
@@ -358,7 +363,8 @@ class _CircuitPlacer:
             [self.traffic(v, s) for v, s in candidates], self.snap)
 
 
-def _choose(plan, policy, spec, model, arrival, free, net, lanes=1):
+def _choose(plan, policy, spec, model, arrival, free, net, lanes=1,
+            partitions='equal'):
     """The candidate placement the policy picks (Policy.place, or a
     circuit scheduler's, see _placer) for a job, given the jobs placed
     before it in the experiment (all taken as present), among the
@@ -377,7 +383,7 @@ def _choose(plan, policy, spec, model, arrival, free, net, lanes=1):
     for hosts in open_:
         scratch = Plan(conns=list(plan.conns))
         _job(scratch, spec, spec.id, model, arrival, list(hosts),
-             (0.1, 0.5, 0.1), 1, lanes=lanes)
+             (0.1, 0.5, 0.1), 1, lanes=lanes, partitions=partitions)
         views.append(_seen(scratch, spec.id, net, circuit))
     i = int(policy.place(placed, views, net.capacity))
     if not 0 <= i < len(open_):
@@ -445,24 +451,49 @@ def _need(spec):
     return spec.workers + (spec.ps_shards if spec.pattern == 'ps' else 0)
 
 
-def ps_pieces(tensors, total, slice_bytes):
+def slices(nbytes, slice_bytes, partitions='equal'):
+    """How many slices a tensor of ``nbytes`` is cut into (whole if
+    ``slice_bytes`` is None; ``partitions``: see :func:`slice_sizes`)."""
+    if not slice_bytes:
+        return 1
+    if partitions == 'byteps':
+        slice_bytes = max(1, int(slice_bytes))   # whole bytes, as BytePS
+    return max(1, math.ceil(nbytes / slice_bytes))
+
+
+def slice_sizes(nbytes, slice_bytes, partitions='equal'):
+    """A tensor's slices of at most ``slice_bytes``, in order
+    (``partitions``: one of policies.PARTITIONS): ``equal`` parts
+    (10,000,000 B at 4,096,000: 3 x 3,333,334, the last 3,333,332) or,
+    ``byteps``, whole slices with the remainder last (2 x 4,096,000 and
+    1,808,000), as BytePS' PartitionTensor cuts them."""
+    n = slices(nbytes, slice_bytes, partitions)
+    if n == 1:
+        return [nbytes]
+    if partitions == 'byteps':
+        size = max(1, int(slice_bytes))
+        return [size] * (n - 1) + [nbytes - size * (n - 1)]
+    size = math.ceil(nbytes / n)
+    return [min(size, nbytes - k * size) for k in range(n)]
+
+
+def ps_pieces(tensors, total, slice_bytes, partitions='equal'):
     """A parameter-server job's sends of one iteration, in the order
     back-propagation makes them ready (the back layers first): per tensor
     (index ti, layer li), its slices of at most ``slice_bytes`` (whole
-    if None), each (ti, li, name, bytes, urgency of its first byte).
-    Its consumption position is ti / len(tensors)."""
+    if None; cut as ``partitions`` says, :func:`slice_sizes`), each (ti,
+    li, name, bytes, urgency of its first byte). Its consumption
+    position is ti / len(tensors)."""
     out = []
     start = urgencies_from(tensors, total)
     for ti in range(len(tensors) - 1, -1, -1):
         li, t = tensors[ti]
-        n = 1 if not slice_bytes else max(1, math.ceil(t.bytes
-                                                      / slice_bytes))
-        size = math.ceil(t.bytes / n)
-        for k in range(n):
-            b = min(size, t.bytes - k * size)
+        sizes = slice_sizes(t.bytes, slice_bytes, partitions)
+        n, before = len(sizes), 0
+        for k, b in enumerate(sizes):
             name = t.name if n == 1 else '%s[%d/%d]' % (t.name, k, n)
-            out.append((ti, li, name, b,
-                        float(start[ti] + k * size / total)))
+            out.append((ti, li, name, b, float(start[ti] + before / total)))
+            before += b
     return out
 
 
@@ -490,12 +521,14 @@ def compute_factors(spec, jid, iterations, seed):
 
 
 def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
-         group=None, gates=None, lanes=1, stage_ends=(), seed=0):
+         group=None, gates=None, lanes=1, stage_ends=(), seed=0,
+         partitions='equal'):
     """Add one job's tasks. gates: iteration -> barrier task id that the
     iteration's forward pass must wait for (tuning stages). lanes: a
     parameter-server job's connections per worker/shard pair and
     direction, one per urgency class (policies.urgency_class; Geryon).
-    seed: the experiment's (its compute jitter)."""
+    seed: the experiment's (its compute jitter). partitions: how its ps
+    tensors are sliced (:func:`slice_sizes`)."""
     from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
@@ -519,13 +552,13 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         jp.bytes_per_iteration = 2 * N * model.bytes
         slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
         if slice_b:                    # counted before any is made
-            n = sum(max(1, math.ceil(t.bytes / slice_b)) for _, t in tensors)
+            n = sum(slices(t.bytes, slice_b, partitions) for _, t in tensors)
             if n > MAX_SLICES:
                 raise ConfigError(
                     'job %s: slice_mb %g cuts %s into %d sends an '
                     'iteration; at most %d (a larger slice_mb)'
                     % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
-        pieces = ps_pieces(tensors, model.bytes, slice_b)
+        pieces = ps_pieces(tensors, model.bytes, slice_b, partitions)
         # each piece's class and labels, made once for every iteration
         piece_class = urgency_class(
             [ti / len(tensors) if spec.lanes_by == 'position' else u
@@ -688,7 +721,7 @@ def _gradient(plan, bwd, knobs, gradient, part=0):
 
 
 def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1,
-            seed=0):
+            seed=0, partitions='equal'):
     configs, stages = tuning
     group = base.id
     losses = {}
@@ -735,7 +768,7 @@ def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1,
         gates = {k: b for k, b in gate_ids.items() if k < last_of[jid]}
         _job(plan, base, jid, model, arrival, placed[jid], losses[jid],
              last_of[jid], group=group, gates=gates, lanes=lanes,
-             stage_ends=ends, seed=seed)
+             stage_ends=ends, seed=seed, partitions=partitions)
     marks = {}
     for t in plan.tasks:
         if t.kind == 'mark' and t.job in placed:

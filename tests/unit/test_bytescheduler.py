@@ -164,7 +164,8 @@ def _knobs(e):
 def test_the_policy_asks_for_the_sender_with_its_knobs():
     p = policies.make('bytescheduler')
     assert 'bytescheduler' in policies.REGISTRY and p.static
-    assert p.workload() == {'send_order': 'bytescheduler', 'slice_mb': 4.0,
+    assert p.workload() == {'send_order': 'bytescheduler',
+                            'slice_mb': 3.90625, 'partitions': 'byteps',
                             'bytescheduler': {'credit_mb': 4.0}}
     assert experiment.BYTESCHEDULER_KNOBS == {'credit_mb': prophet.CREDIT_MB}
     e = _exp('bytescheduler', {'bytescheduler': {'partition_mb': 2,

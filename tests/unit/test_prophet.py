@@ -370,8 +370,10 @@ def test_the_policy_and_the_knobs_are_checked():
     from netsched.pipeline import experiment
     from netsched.errors import ConfigError
     p = policies.make('prophet')
+    # BytePS' partitions: 4,096,000 B is 3.90625 MiB
     assert p.static and p.workload() == {
-        'send_order': 'prophet', 'slice_mb': 4.0,
+        'send_order': 'prophet', 'slice_mb': 3.90625,
+        'partitions': 'byteps',
         'prophet': {'profile_iterations': prophet.PROFILE_ITERATIONS,
                     'credit_mb': prophet.CREDIT_MB}}
     assert experiment.PROPHET_KNOBS == {
@@ -417,7 +419,8 @@ def test_the_policy_and_the_knobs_are_checked():
 
 
 def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
-    """experiments/prophet.yaml on the simulator: the first two
+    """experiments/prophet.yaml on the simulator, Prophet with the equal
+    slices fair and p3 send (``partitions: equal``): the first two
     iterations (profiling, ready order) end exactly when FIFO's do; after
     them every iteration's front-layer tensors (the first quarter of the
     model) are received sooner than under FIFO, and p3 (strict priority)
@@ -429,8 +432,9 @@ def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
     path = os.path.join(ROOT, 'experiments', 'prophet.yaml')
     res = {}
     with tempfile.TemporaryDirectory() as d:
-        for pol in ('prophet', 'fair', 'p3'):
-            e = experiment.load(path, backend='sim', policy=pol)
+        for pol, spec in (('prophet', 'prophet:partitions=equal'),
+                          ('fair', 'fair'), ('p3', 'p3')):
+            e = experiment.load(path, backend='sim', policy=spec)
             _, s = nrun.execute(e, os.path.join(d, pol), say=lambda m: None,
                                 plots=False)
             m = metrics.from_log(os.path.join(d, pol, 'events.jsonl'))
@@ -611,3 +615,109 @@ def test_same_instant_partitions_leave_in_order_from_the_agent(tmp_path):
         a._due(a.timers[0][0])
     assert sent == [(6.0, 6), (7.0, 5)] + [(8.0, u) for u in (1, 2, 3, 4)] \
         + [(18.0, 0)]
+
+
+# --- issue 42: partitions as BytePS cuts them --------------------------------
+
+def test_byteps_partitions_are_whole_with_the_remainder_last():
+    from netsched.workload.taskgraph import slice_sizes
+    B = 4096000
+    # 10,000,000 B: 2 x 4,096,000 and 8,192,000 short of it, 1,808,000;
+    # equal slices: ceil(10,000,000 / 3) = 3,333,334 twice, then the rest
+    assert slice_sizes(10_000_000, B, 'byteps') == [B, B, 1_808_000]
+    assert slice_sizes(10_000_000, B, 'equal') == [3_333_334] * 2 + \
+        [3_333_332]
+    # a whole number of partitions, one smaller than a partition, none
+    assert slice_sizes(2 * B, B, 'byteps') == [B, B]
+    assert slice_sizes(2 * B, B, 'equal') == [B, B]
+    assert slice_sizes(B - 1, B, 'byteps') == [B - 1]
+    assert slice_sizes(10_000_000, None, 'byteps') == [10_000_000]
+    # BytePS' bound is in whole bytes: 2.5 B slices of 6 B are 2 B ones
+    assert slice_sizes(6, 2.5, 'byteps') == [2, 2, 2]
+    assert slice_sizes(6, 2.5, 'equal') == [2, 2, 2]
+    assert slice_sizes(7, 2.5, 'byteps') == [2, 2, 2, 1]
+    assert slice_sizes(7, 2.5, 'equal') == [3, 3, 1]
+
+
+TWO = """
+name: two
+layers:
+  - {name: L0, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: big, bytes: 10000000}]}
+  - {name: L1, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: small, bytes: 1000000}]}
+"""
+
+
+def _pushes(tmp_path, policy, **job):
+    """Worker 0's pushes of iteration 0 under ``policy``: (label, bytes,
+    urgency x 11,000,000, the model's bytes before the send's first)."""
+    from netsched.pipeline import experiment
+    from netsched.workload import taskgraph
+    (tmp_path / 'two.yaml').write_text(TWO)
+    j = dict(id='j', model='two.yaml', pattern='ps', workers=1,
+             iterations=1, placement=['hl0', 'hr0'])
+    j.update(job)
+    e = experiment.from_dict({'topology': 'dumbbell,1', 'jobs': [j]},
+                             str(tmp_path / 'e.yaml'), backend='sim',
+                             policy=policy)
+    return [(t.label, t.bytes, round(t.urgency * 11_000_000))
+            for t in taskgraph.build(e).tasks
+            if t.kind == 'send' and t.label.startswith('push')]
+
+
+def test_prophet_and_bytescheduler_cut_as_byteps_by_default(tmp_path):
+    """A 10,000,000 B tensor (layer 0) and a 1,000,000 B one: under
+    prophet and bytescheduler 4,096,000 B partitions, the remainder
+    last; each partition's urgency is the model's bytes before its
+    first byte. ``partitions: equal`` gives netsched's equal slices; a
+    job's own slice_mb (2 MiB: 4 x 2,097,152 and 1,611,392) keeps the
+    policy's cut. Under fair the job's slice_mb is cut equally."""
+    byteps = [('push small', 1_000_000, 10_000_000),
+              ('push big[0/3]', 4_096_000, 0),
+              ('push big[1/3]', 4_096_000, 4_096_000),
+              ('push big[2/3]', 1_808_000, 8_192_000)]
+    assert _pushes(tmp_path, 'prophet') == byteps
+    assert _pushes(tmp_path, 'bytescheduler') == byteps
+    equal = [('push small', 1_000_000, 10_000_000),
+             ('push big[0/3]', 3_333_334, 0),
+             ('push big[1/3]', 3_333_334, 3_333_334),
+             ('push big[2/3]', 3_333_332, 6_666_668)]
+    assert _pushes(tmp_path, 'prophet:partitions=equal') == equal
+    assert _pushes(tmp_path, 'bytescheduler:partitions=equal') == equal
+    M = 2 ** 21
+    assert [b for _, b, _ in _pushes(tmp_path, 'prophet', slice_mb=2)] == \
+        [1_000_000, M, M, M, M, 10_000_000 - 4 * M]
+    assert [b for _, b, _ in _pushes(tmp_path, 'fair', slice_mb=2)] == \
+        [1_000_000] + [2_000_000] * 5
+    assert [b for _, b, _ in _pushes(tmp_path, 'fair')] == \
+        [1_000_000, 10_000_000]
+
+
+@pytest.mark.parametrize('policy', ['prophet', 'bytescheduler'])
+def test_netsched_check_names_a_bad_partitions(tmp_path, policy):
+    import subprocess
+    import sys
+    from netsched import ROOT
+    path = tmp_path / 'e.yaml'
+    path.write_text(
+        'topology: dumbbell,2\npolicy: %s\npolicy_params:\n'
+        '  %s: {partitions: BytePS}\njobs:\n'
+        '  - {id: j, model: resnet50, pattern: ps, workers: 2, '
+        'iterations: 3}\n' % (policy, policy))
+
+    def check(*args):
+        return subprocess.run([sys.executable, '-m', 'netsched', 'check',
+                               str(path), '--backend', 'sim', *args],
+                              capture_output=True, text=True, timeout=60,
+                              cwd=ROOT)
+    r = check()
+    assert r.returncode == 2 and r.stderr == (
+        "netsched: error: %s: partitions must be one of equal, byteps, "
+        "got 'BytePS'\n" % policy)
+    path.write_text(path.read_text().replace('BytePS', 'equal'))
+    r = check()
+    assert r.returncode == 0, r.stderr
+    r = check('--policy', '%s:partitions=4' % policy)
+    assert r.returncode == 2 and r.stderr.count('\n') == 1 and \
+        "partitions must be one of equal, byteps, got 4" in r.stderr
