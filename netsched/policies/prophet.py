@@ -29,11 +29,11 @@ class Prophet(Policy):
     BytePS. A job's own ``slice_mb`` wins over the policy's.
 
     From the public code (a BytePS fork): the grouping (a gap over twice
-    the mean gap between gradients ends a group), the block budget gap x
-    bandwidth filled highest priority first while the remaining budget
-    is greater than the next partition (a strict test), the tail in
-    strict priority under a credit once layer 0 is ready, and BytePS'
-    partitions (4,096,000 B, the remainder last).
+    the mean gap between consecutive ready instants ends a group), the
+    block budget gap x bandwidth filled highest priority first while the
+    remaining budget is greater than the next partition (a strict test),
+    the tail in strict priority under a credit once layer 0 is ready,
+    and BytePS' partitions (4,096,000 B, the remainder last).
     Reconstructed: profiling over ``profile_iterations`` iterations in
     ready order (the mean ready offset per gradient from its iteration's
     backward start; the bandwidth as bytes over the time the sends were

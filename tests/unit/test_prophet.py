@@ -48,55 +48,72 @@ def test_no_block_when_nothing_fits_and_everything_reaches_the_tail():
 
 # --- issue 24: the mean gap, the strict budget, partition order ----------
 
-def test_the_mean_gap_is_between_gradients_not_partitions():
+def test_the_mean_gap_is_between_distinct_ready_instants():
     # gradient A (6 partitions) at 0, B at 4 ms, C at 5 ms, D (3
-    # partitions) at 16 ms. Between gradients: gaps 4, 1, 11 ms, mean
-    # 16/3 = 5.33, so only the 11 ms gap (> 10.67) cuts
+    # partitions) at 16 ms. Instants 0, 4, 5, 16 ms: gaps 4, 1, 11 ms,
+    # mean 16/3 = 5.33, so only the 11 ms gap (> 10.67) cuts. (Counted
+    # between partitions, 10 gaps of 16 ms in all, mean 1.6, the 4 ms gap
+    # would cut too.)
     ready = [0.0] * 6 + [0.004, 0.005] + [0.016] * 3
-    grad = ['A'] * 6 + ['B', 'C'] + ['D'] * 3
-    assert prophet.groups(ready, grad) == (
-        (0, 1, 2, 3, 4, 5, 6, 7), (8, 9, 10))
-    # counted between partitions: 10 gaps (7 of them zero) of 16 ms in
-    # all, mean 1.6, so the 4 ms gap (> 3.2) cut too
     assert prophet.groups(ready) == (
-        (0, 1, 2, 3, 4, 5), (6, 7), (8, 9, 10))
-    # the plan groups the same way
-    p = prophet.plan(ready, [1.0] * 11, range(11, 0, -1), 1.0, 1.0, grad)
+        (0, 1, 2, 3, 4, 5, 6, 7), (8, 9, 10))
+    p = prophet.plan(ready, [1.0] * 11, range(11, 0, -1), 1.0, 1.0)
     assert p.groups == ((0, 1, 2, 3, 4, 5, 6, 7), (8, 9, 10))
 
 
+def test_gradients_ready_at_one_instant_count_it_once():
+    """Issue 42: six gradients (a layer's weight and bias, BatchNorm
+    layers with no compute) ready at 0, six at 2 ms, one at 3 ms, layer
+    0 at 10 ms. Instants 0, 2, 3, 10 ms: gaps 2, 1, 7, mean 10/3 = 3.33
+    ms; twice that is 6.67: the 7 ms gap cuts, the 2 ms one does not.
+    Between gradients, 13 gaps (10 of them zero) of 10 ms, mean 0.77,
+    the 2 ms gap (> 1.54) would cut as well: three groups, two small
+    blocks."""
+    ready = [0.0] * 6 + [0.002] * 6 + [0.003, 0.010]
+    assert prophet.groups(ready) == (tuple(range(13)), (13,))
+    # the plan: one block, when the 3 ms gradient is ready, of 7 ms at
+    # 1 B/ms = 7 B: the six front-most of 1 B each (7 > 1, ..., 2 > 1,
+    # then 1 > 1 fails); layer 0 opens the tail
+    prio = list(range(13, 0, -1)) + [0]
+    p = prophet.plan(ready, [1.0] * 14, prio, 1000.0, 1.0)
+    assert [(b.start, b.parts, b.budget) for b in p.blocks] == [
+        (0.003, (12, 11, 10, 9, 8, 7), pytest.approx(7.0))]
+    assert p.tail == (13, 6, 5, 4, 3, 2, 1, 0)
+
+
 def test_a_partition_goes_only_if_the_remaining_budget_is_greater():
-    # p0 (prio 1), p1 (prio 2) at 0, p2 (prio 3) at 0.25 s, p3 (layer 0)
-    # at 1 s: gaps 0, 0.25, 0.75 (mean 1/3) cut before p3 only. The block
-    # at 0.25 s has 0.75 s x 8 B/s = 6 B.
-    ready, prio = (0.0, 0.0, 0.25, 1.0), (1, 2, 3, 0)
+    # p0 (prio 1), p1 (prio 2) at 0, p2 (prio 3) at 0.125 s, p4 (prio
+    # 4) at 0.25 s, p3 (layer 0) at 1 s: gaps 0.125, 0.125, 0.75 (mean
+    # 1/3) cut before p3 only. The block at 0.25 s has 0.75 s x 8 B/s =
+    # 6 B.
+    ready, prio = (0.0, 0.0, 0.125, 1.0, 0.25), (1, 2, 3, 0, 4)
     # p0 of 6 B: 6 > 6 fails, and priority is strict: no block at all
-    p = prophet.plan(ready, (6, 1, 1, 1), prio, 8.0, 1.0)
-    assert p.groups == ((0, 1, 2), (3,))
-    assert p.blocks == () and p.tail == (3, 0, 1, 2)
+    p = prophet.plan(ready, (6, 1, 1, 1, 1), prio, 8.0, 1.0)
+    assert p.groups == ((0, 1, 2, 4), (3,))
+    assert p.blocks == () and p.tail == (3, 0, 1, 2, 4)
     # p0 of 5 B: 6 > 5, in; then 1 B left, and p1 of 1 B: 1 > 1 fails
-    p = prophet.plan(ready, (5, 1, 1, 1), prio, 8.0, 1.0)
+    p = prophet.plan(ready, (5, 1, 1, 1, 1), prio, 8.0, 1.0)
     assert [(b.start, b.parts, b.budget) for b in p.blocks] == [
         (0.25, (0,), 6.0)]
-    assert p.tail == (3, 1, 2)
+    assert p.tail == (3, 1, 2, 4)
 
 
 def test_partitions_of_a_gradient_keep_their_order():
     # three partitions of one gradient, ready together at one priority,
     # listed (and numbered by the sender's first sight) as parts 2, 0, 1:
     # they leave as parts 0, 1, 2 (indices 1, 2, 0), in the tail ...
-    p = prophet.plan([0.0] * 3, [1.0] * 3, [0] * 3, 1.0, 1.0,
-                     ['g'] * 3, [2, 0, 1])
+    p = prophet.plan([0.0] * 3, [1.0] * 3, [0] * 3, 1.0, 1.0, [2, 0, 1])
     assert p.tail == (1, 2, 0)
-    # ... and in a block: with gradients e and f (priority 2) at 0 and h
-    # (layer 0) at 0.5 s, gaps 0, 0, 0.5 (mean 1/6) cut before h; the
-    # block at 0 has 0.5 s x 10 B/s = 5 B: parts 0 and 1 (1 B each),
-    # then part 2 (4 B) does not go (3 left, not > 4), nor e and f
-    p = prophet.plan([0.0] * 3 + [0.5, 0.0, 0.0], [4, 1, 1, 1, 1, 1],
-                     [1] * 3 + [0, 2, 2], 10.0, 1.0,
-                     ['g'] * 3 + ['h', 'e', 'f'], [2, 0, 1, 0, 0, 0])
-    assert [b.parts for b in p.blocks] == [(1, 2)]
-    assert p.tail == (3, 0, 4, 5)
+    # ... and in a block: with gradients e and f (priority 2) at 0, c
+    # (3) at 0.05 s, d (4) at 0.1 s and h (layer 0) at 0.6 s, gaps 0.05,
+    # 0.05, 0.5 (mean 0.2) cut before h; the block at 0.1 s has 0.5 s x
+    # 10 B/s = 5 B: parts 0 and 1 (1 B each), then part 2 (4 B) does not
+    # go (3 left, not > 4), nor e, f, c, d
+    p = prophet.plan([0.0] * 3 + [0.6, 0.0, 0.0, 0.05, 0.1],
+                     [4, 1, 1, 1, 1, 1, 1, 1], [1] * 3 + [0, 2, 2, 3, 4],
+                     10.0, 1.0, [2, 0, 1, 0, 0, 0, 0, 0])
+    assert [(b.start, b.parts) for b in p.blocks] == [(0.1, (1, 2))]
+    assert p.tail == (3, 0, 4, 5, 6, 7)
     # the sender: its ids in the opposite order (as they could come from
     # a plan built another way), ready while another send is out
     s = prophet.Sender(0, 1.0, mode='bytescheduler')
@@ -273,17 +290,43 @@ def test_gradient_sends_carry_the_knobs_and_their_backward_start():
     assert prophet.knobs(g[0].prophet) == (2, 4.0 * 2 ** 20)   # defaults
 
 
+# a backward pass with a gap: L3, L2 and L1 ready 1 ms apart, then
+# layer 0 8 ms later (instants 1, 2, 3, 11 ms: the 8 ms gap is over
+# twice their mean gap, 3.33 ms), so Prophet plans a block
+GAPS = """
+name: gaps
+layers:
+  - {name: L0, forward_ms: 1, backward_ms: 8,
+     tensors: [{name: t0, bytes: 2097152}]}
+  - {name: L1, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: w1, bytes: 3145728}, {name: b1, bytes: 1048576}]}
+  - {name: L2, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: t2, bytes: 2097152}]}
+  - {name: L3, forward_ms: 1, backward_ms: 1,
+     tensors: [{name: t3, bytes: 4194304}]}
+"""
+
+
 @pytest.mark.parametrize('policy', ['prophet', 'bytescheduler'])
 def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
+                                                             tmp_path,
                                                              policy):
     """The simulator's driver and the emulator's agent feed the same
     events to the same sender: replaying what the simulator's senders
     were handed, batch by batch, through the agent's glue (task dicts,
     its finish times, its clock, its flush) releases the same sends at
     the same moments. Prophet's and the ByteScheduler-like sender (whose
-    credit, 8 MB, lets several partitions out at once)."""
+    credit, 8 MB, lets several partitions out at once), on a model
+    whose backward pass has a gap Prophet fills with a block (its
+    compute varying from iteration to iteration, so that blocks open
+    between the sends' ready times, on wake-ups)."""
     from netsched.pipeline import run as nrun
     from netsched.host import agent as agent_mod
+    (tmp_path / 'gaps.yaml').write_text(GAPS)
+
+    def exp():
+        return _exp(policy, model=str(tmp_path / 'gaps.yaml'),
+                    slice_mb=1.0, compute_jitter=0.1)
     calls = []                              # (sender, now, ready, done, out)
     real = prophet.Sender.update
 
@@ -295,8 +338,7 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     monkeypatch.setattr(prophet.Sender, 'update', spy)
     import tempfile
     with tempfile.TemporaryDirectory() as d:
-        nrun.execute(_exp(policy), d + '/out', say=lambda m: None,
-                     plots=False)
+        nrun.execute(exp(), d + '/out', say=lambda m: None, plots=False)
     monkeypatch.setattr(prophet.Sender, 'update', real)
     # Prophet's blocks open on wake-ups (a batch of nothing);
     # ByteScheduler's sender has none
@@ -305,7 +347,7 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     assert any(len(out) > 1 for *_, out in calls)           # a burst
     assert any(len(r) > 1 for _, _, r, _, _ in calls)       # a batch
     from netsched.workload import taskgraph
-    tasks = {t.id: t.to_dict() for t in taskgraph.build(_exp(policy)).tasks}
+    tasks = {t.id: t.to_dict() for t in taskgraph.build(exp()).tasks}
     assert {t['prophet'].get('mode', 'prophet') for t in tasks.values()
             if t['prophet']} == {policy}
     for sender in {c[0] for c in calls}:
