@@ -108,9 +108,13 @@ class Jpas(Policy):
         if self.key not in KEYS:
             raise ConfigError('jpas: key must be one of %s, got %r'
                               % (', '.join(KEYS), self.key))
-        if int(self.min_points) < 2:
-            raise ConfigError('jpas: min_points must be at least 2 (a fit '
-                              'needs two points), got %r' % self.min_points)
+        # l(k) = 1/(b0 k + b1) + b2 has three parameters: through two
+        # points a curve passes for every b2, and the fit's gain is the
+        # grid's pick, not the job's
+        if int(self.min_points) < 3:
+            raise ConfigError('jpas: min_points must be at least 3 (the '
+                              'loss curve has three parameters), got %r'
+                              % self.min_points)
 
     def job_keys(self, snap):
         """Per job id, its sort key (lower first) as of the last period

@@ -229,6 +229,44 @@ def test_a_bad_key_is_a_config_error_naming_it():
         policies.make('jpas', {'lookahead': 0})
 
 
+def test_jpas_needs_three_points_for_its_three_parameter_curve(tmp_path):
+    """Issue 42: l(k) = 1/(b0 k + b1) + b2 through two points is one of
+    a family (any b2 below both losses), so ``min_points`` 2 is refused,
+    by the policy and by ``netsched check``, in one line naming it."""
+    import subprocess
+    import sys
+    from netsched import ROOT
+    for n in (1, 2):
+        with pytest.raises(ConfigError, match=r'^jpas: min_points must be '
+                           r'at least 3 \(the loss curve has three '
+                           r'parameters\), got %d$' % n):
+            policies.make('jpas', {'min_points': n})
+    assert policies.make('jpas', {'min_points': 3}).min_points == 3
+    # two exact points of l(k) = 1/(k + 1) + 0.5: (1, 1.0), (3, 0.75).
+    # b2 = 0 fits them too, 1/(b0 k + b1) with b0 k + b1 = 1 at k = 1 and
+    # 4/3 at k = 3: b0 = 1/6, b1 = 5/6; its drop from 3 to 4 is
+    # 0.75 - 1/(4/6 + 5/6) = 1/12, the true curve's 1/4 - 1/5 = 1/20
+    assert loss_at((1 / 6, 5 / 6, 0.0), 1) == pytest.approx(1.0)
+    assert loss_at((1 / 6, 5 / 6, 0.0), 3) == pytest.approx(0.75)
+    assert loss_at((1.0, 1.0, 0.5), 1) == pytest.approx(1.0)
+    assert loss_at((1.0, 1.0, 0.5), 3) == pytest.approx(0.75)
+    assert loss_at((1 / 6, 5 / 6, 0.0), 3) - \
+        loss_at((1 / 6, 5 / 6, 0.0), 4) == pytest.approx(1 / 12)
+    assert loss_at((1.0, 1.0, 0.5), 3) - loss_at((1.0, 1.0, 0.5), 4) == \
+        pytest.approx(1 / 20)
+    path = tmp_path / 'e.yaml'
+    path.write_text('topology: dumbbell,2\npolicy: jpas\npolicy_params:\n'
+                    '  jpas: {min_points: 2}\njobs:\n'
+                    '  - {id: j, model: resnet50, pattern: ps, workers: 2, '
+                    'iterations: 3}\n')
+    r = subprocess.run([sys.executable, '-m', 'netsched', 'check', str(path),
+                        '--backend', 'sim'], capture_output=True, text=True,
+                       timeout=60, cwd=ROOT)
+    assert r.returncode == 2 and r.stderr == (
+        'netsched: error: jpas: min_points must be at least 3 (the loss '
+        'curve has three parameters), got 2\n')
+
+
 def test_jpas_is_not_clairvoyant_and_decides_on_coflows():
     p = policies.make('jpas')
     assert isinstance(p, Jpas) and p.name == 'jpas'
