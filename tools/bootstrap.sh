@@ -65,7 +65,8 @@ step_venv() {
   local want
   want=$(venv_stamp)
   if [ -f "$VENV/.netsched-stamp" ] && [ "$(cat "$VENV/.netsched-stamp")" = "$want" ] \
-     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis' 2>/dev/null; then
+     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis' 2>/dev/null \
+     && "$VENV/bin/python" -c 'import importlib.util as u; assert u.find_spec("ns") and u.find_spec("cppyy")' 2>/dev/null; then
     return 0
   fi
   say "building the virtual environment in $VENV"
