@@ -718,7 +718,7 @@ def build_parser():
     p = sub.add_parser('demo', help='the default job: run experiments/'
                        'demo.yaml (three DL jobs on an emulated k=4 '
                        'fat-tree) and report')
-    p.add_argument('--backend', choices=('emu', 'sim'),
+    p.add_argument('--backend', choices=('emu', 'sim', 'ns3'),
                    help="override the file's backend")
     p.add_argument('--policy', help="override the file's policy")
     p.add_argument('--out', help='output directory (new or empty)')
@@ -775,7 +775,7 @@ def build_parser():
             ('check', cmd_check, 'validate an experiment file (no root)')):
         p = sub.add_parser(name, help=hlp)
         p.add_argument('experiment', help='experiment YAML file')
-        p.add_argument('--backend', choices=('emu', 'sim'),
+        p.add_argument('--backend', choices=('emu', 'sim', 'ns3'),
                        help="override the file's backend")
         p.add_argument('--policy', help="override the file's policy: NAME "
                        "or NAME:key=value:... (e.g. geryon:classes=1)")

@@ -24,7 +24,7 @@ from ..errors import ConfigError, TopologyError, read_text
 from . import knobs
 from .knobs import Knobs
 
-BACKENDS = ('emu', 'sim')
+BACKENDS = ('emu', 'sim', 'ns3')
 PATTERNS = ('ring', 'ps')
 PLACEMENTS = ('random', 'packed')
 # the order in which a connection's ready sends go: as they became ready
@@ -47,6 +47,25 @@ THRESHOLD_FLOOR_WINDOWS = 2
 # (10000 of a 2-worker ResNet-50 ring: 4.5 M tasks, 22 s and 1.8 GB to
 # check; 2**63 raised ValueError in numpy, 10**5 ran for minutes)
 MAX_ITERATIONS = 10000
+
+
+# the ns-3 backend's section (``ns3: {...}``) and its defaults
+NS3_CONGESTION = ('bbr', 'cubic', 'newreno')
+# the controller's latency on the emulator: rules in the switches a
+# median 3.2 ms after the decision (docs/fidelity.md)
+NS3_CONTROL_DELAY_S = 0.003
+# DCTCP's marking threshold as queueing delay: K = 65 packets of 1,500
+# bytes at 10 Gbit/s, the DCTCP paper's setting
+NS3_CE_THRESHOLD_S = 78e-6
+
+
+@dataclass(frozen=True)
+class Ns3Config:
+    """How the ns-3 backend runs (docs/ns3.md)."""
+    control_delay_s: float = NS3_CONTROL_DELAY_S
+    congestion_control: str = 'cubic'
+    ecn: bool = False                 # DCTCP, switches mark CE
+    ce_threshold_s: float = NS3_CE_THRESHOLD_S
 
 
 @dataclass(frozen=True)
@@ -182,6 +201,7 @@ class Experiment:
     threshold_floor: tuple = (0.0, 0.0, None)
     # links and switches that fail during the run (workload.faults)
     faults: tuple = ()
+    ns3: Ns3Config = Ns3Config()
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
@@ -587,6 +607,33 @@ SIM_PACKETS = ('none', 'dc', 'emulated')
 MODELS = ('maxmin', 'coflowsim', 'sincronia')
 
 
+def _ns3(c, where, backend, circuits, faults):
+    """The ``ns3`` section, checked whatever the backend (a sweep may run
+    the file on ns-3 later); what ns-3 cannot run yet is refused when
+    the backend is ns3."""
+    raw = c.get('ns3', {})
+    nc = _Checker('%s: ns3' % where, raw)
+    delay = nc.num('control_delay_ms', NS3_CONTROL_DELAY_S * 1e3, minimum=0,
+                   maximum=10000)
+    cc = nc.choice('congestion_control', NS3_CONGESTION, 'cubic')
+    ecn = nc.get('ecn', False)
+    if not isinstance(ecn, bool):
+        nc.fail('ecn', 'must be true or false, got %r' % (ecn,))
+    k = nc.num('ce_threshold_us', NS3_CE_THRESHOLD_S * 1e6, positive=True,
+               maximum=1e6)
+    nc.done()
+    if backend == 'ns3':
+        if circuits is not None:
+            c.fail('circuits', 'hybrid fabrics do not run on the ns-3 '
+                   'backend yet; use --backend sim or emu')
+        if faults:
+            c.fail('faults', 'do not run on the ns-3 backend yet; use '
+                   '--backend sim or emu')
+    return Ns3Config(control_delay_s=float(delay) / 1e3,
+                     congestion_control=cc, ecn=ecn,
+                     ce_threshold_s=float(k) / 1e6)
+
+
 def _model(c, backend, big=True, tr=True, jobs=(), circuits=None,
            sim_packets='none'):
     """The ``model`` key, checked: another tool's model runs a coflow
@@ -650,15 +697,16 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     if d.get('queues') == 'exact':
         if backend != 'sim':
             c.fail('queues', "'exact' (no quantisation of policy ranks) is "
-                   "for the simulator; the emulator has 1..%d classes"
-                   % EMU_MAX_QUEUES)
+                   "for the simulator; the emulator and ns-3 have 1..%d "
+                   "classes" % EMU_MAX_QUEUES)
         c.used.add('queues')
         queues = None
     else:
         queues = c.num('queues', 8, integer=True, minimum=1)
-    if backend == 'emu' and queues > EMU_MAX_QUEUES:
-        c.fail('queues', 'the emulator has at most %d priority classes per '
-               'port, got %d' % (EMU_MAX_QUEUES, queues))
+    if backend in ('emu', 'ns3') and queues > EMU_MAX_QUEUES:
+        c.fail('queues', 'the %s has at most %d priority classes per port, '
+               'got %d' % ('emulator' if backend == 'emu' else 'ns-3 backend',
+                           EMU_MAX_QUEUES, queues))
     from ..policies.base import CLASS_MAPS, DEFAULT_CLASS_MAP
     class_map = c.choice('class_map', CLASS_MAPS, DEFAULT_CLASS_MAP)
     seed = c.num('seed', 1, integer=True, minimum=0)
@@ -681,10 +729,11 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
         c.fail('big_switch', 'must be true or false, got %r' % (big,))
-    if big and backend == 'emu':
+    if big and backend in ('emu', 'ns3'):
         c.fail('big_switch', "is the simulator's model (only host ports are "
-               "bottlenecks); the emulator runs the topology's switches: "
-               "use --backend sim, or drop big_switch")
+               "bottlenecks); the %s runs the topology's switches: "
+               "use --backend sim, or drop big_switch"
+               % ('emulator' if backend == 'emu' else 'ns-3 backend'))
 
     from .. import policies
     pol = c.get('policy', 'fair')
@@ -792,6 +841,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                    sim_packets)
     fault_list = _faults(c, g, where, big, tr is not None)
     measuring = knobs.parse(c, env_knobs)
+    ns3 = _ns3(c, where, backend, circuits, fault_list)
     c.done()
     return Experiment(name=name, path=path, topology=spec,
                       link_bps=float(link_bps), scale=float(scale),
@@ -807,5 +857,5 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       knobs=measuring,
                       sim_packets=sim_packets, model=model,
                       threshold_floor=(float(windows), float(floor), raised),
-                      faults=fault_list,
+                      faults=fault_list, ns3=ns3,
                       raw=d)

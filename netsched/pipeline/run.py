@@ -78,7 +78,7 @@ def check(exp, traces=None):
 # distributions whose versions a run records, where installed (Ryu or
 # its fork os-ken runs the emulator's controller)
 PACKAGES = ('numpy', 'networkx', 'matplotlib', 'PyYAML', 'ryu', 'os-ken',
-            'eventlet', 'mininet')
+            'eventlet', 'mininet', 'ns3')
 
 
 def versions(backend=None):
@@ -190,6 +190,9 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
         try:
             if exp.backend == 'sim':
                 from ..sim import runner
+                info = runner.run(exp, log_path, say, bar)
+            elif exp.backend == 'ns3':
+                from ..ns3 import runner
                 info = runner.run(exp, log_path, say, bar)
             else:
                 from ..emulator import runner

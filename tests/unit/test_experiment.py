@@ -49,7 +49,7 @@ def test_bad_jobs_name_the_field(job, msg):
     ({'queues': 9}, r'queues: the emulator has at most 8'),
     ({'queues': 'exact'}, r"queues: 'exact'"),
     ({'policy': 'bogus'}, r"policy: unknown policy 'bogus'"),
-    ({'backend': 'ns3'}, r'backend: must be one of emu, sim'),
+    ({'backend': 'ns2'}, r'backend: must be one of emu, sim, ns3'),
     ({'link_gbps': -1}, r'link_gbps: must be > 0'),
     ({'jobs': []}, r'no jobs, tuning groups or trace'),
     ({'trace': {'path': 'nowhere.txt'}}, r'trace: path: no such file'),

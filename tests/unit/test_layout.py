@@ -12,7 +12,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-BACKENDS = ('netsched.emulator', 'netsched.sim')
+BACKENDS = ('netsched.emulator', 'netsched.sim', 'netsched.ns3')
 # the pipeline above both backends (experiment spec, run dispatch,
 # crosscheck, metrics, sweeps, statistics, figures, reports): it reaches
 # the backends only through its dispatch module and child processes
@@ -93,9 +93,15 @@ def forbidden(name):
     elif under(name, ('netsched.control',)):
         bad |= {'mininet'} | set(BACKENDS) | set(UI)
     elif under(name, ('netsched.sim',)):
-        bad |= {'mininet', 'netsched.emulator', 'netsched.control'} | set(UI)
+        bad |= {'mininet', 'netsched.emulator', 'netsched.control',
+                'netsched.ns3'} | set(UI)
     elif under(name, ('netsched.emulator',)):
-        bad |= {'netsched.sim'} | set(UI)
+        bad |= {'netsched.sim', 'netsched.ns3'} | set(UI)
+    elif under(name, ('netsched.ns3',)):
+        # the packet-level backend runs the simulator's plan executor
+        # (sim.drivers) under the controller's scheduling core (control):
+        # it reuses both, and knows nothing of Mininet or the emulator
+        bad |= {'mininet', 'netsched.emulator'} | set(UI)
     elif under(name, HOST):
         # no numpy, no backend, no pipeline: nothing of netsched but itself
         bad |= {'mininet'} | set(NOT_IN_HOSTS) | set(BACKENDS) | set(UI) | {

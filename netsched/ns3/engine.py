@@ -1,0 +1,524 @@
+"""The packet-level backend's run loop: the simulator's workload drivers
+(netsched.sim.drivers: the plan executor both other backends follow) on
+an ns-3 network, with the controller's scheduling core
+(netsched.control.scheduler) in the loop.
+
+The drivers see the engine interface of netsched.sim.engine (``at``,
+``add_flows``, ``coflow``, ``log``, ``now``; ``on_flows_sent`` when a
+sender has written a transfer's last byte, ``on_flows_done`` when its
+receiver has it all). Every transfer is a real TCP byte stream on its
+plan connection (core.h's Conn and Sink).
+
+The controller hears what the agents would tell it -- registration with
+each host's connections and planned sends, transfer starts and
+receptions, iteration marks, acknowledged bytes every 10 ms for the
+policies that read them -- and decides with the same code and at the
+same moments as in the emulated fabric (Scheduler.step: when something
+changed, at most once per 2 ms, and at the policy's recheck time). What
+it decides takes effect ``control_delay_s`` later, where the emulator
+enforces it: a DSCP rule per connection at its ingress switch, the
+classes, per-send tags and rates at the sending hosts, time shifts at
+the workers.
+"""
+import heapq
+import itertools
+import json
+
+import numpy as np
+
+from .. import qos
+from ..control.scheduler import HOLD, Scheduler
+from ..errors import NetschedError
+from ..sim.drivers import PlanDriver
+
+PROGRESS_S = 0.010          # the agents' progress reports (host.agent)
+CLASS_WAIT_S = 0.100        # a new coflow waits this long for its class
+# simulated seconds with flows in flight and nothing delivered before the
+# run is declared stalled (a route that never comes back, a hold never
+# lifted)
+STALL_S = 120.0
+
+
+class ReportingPlan(PlanDriver):
+    """The plan driver, telling the controller each iteration mark (the
+    agents report them: job progress for JPAS and the job views)."""
+
+    def __init__(self, plan, control, **kw):
+        super().__init__(plan, **kw)
+        self.control = control
+
+    def _done(self, t):
+        failed = t.job in self.failed
+        super()._done(t)
+        if t.kind == 'mark' and not failed:
+            self.control.report(t.host, {'ev': 'mark', 'job': t.job,
+                                         'iter': t.iter, 't': self.eng.now,
+                                         'loss': t.loss})
+
+
+class Control:
+    """The controller in the loop: the Scheduler fed the agents' reports,
+    stepped when they change something, its outcome applied after
+    ``delay_s`` (a time the engine keeps)."""
+
+    def __init__(self, eng, g, plan, policy, queues, delay_s,
+                 class_map=None, hold_starved=False, release_floor=False):
+        self.eng, self.g, self.plan = eng, g, plan
+        self.delay_s = float(delay_s)
+        self.queues = queues
+        self.sched = Scheduler(g, queues, policy, scale=1.0, net=eng.net,
+                               class_map=class_map,
+                               hold_starved=hold_starved,
+                               release_floor=release_floor)
+        self.static = getattr(policy, 'static', False)
+        self.wanted = set()
+        self.waits = False
+        self.pending = False        # reports since the last step
+        self.wake_at = None
+        self.rules = {}             # connection key -> DSCP, as applied
+        # what the hosts apply (the pushes they were sent)
+        self.coflow_class = {}
+        self.send_class = {}
+        self.rate = {}              # send id -> bytes/s (HOLD: held)
+        self.shifts = {}
+        self.decisions = 0
+        self.applied = 0
+
+    def register(self, run_id):
+        """Every host's registration, as its agent sends it at start."""
+        plan, g = self.plan, self.g
+        conns, sends, jobs = {}, {}, {}
+        for c in plan.conns:
+            conns.setdefault(c.src, []).append(
+                {'id': c.id, 'sport': c.sport, 'dport': c.dport,
+                 'dst_ip': g.nodes[c.dst]['ip']})
+        for t in plan.tasks:
+            if t.kind != 'send':
+                continue
+            sends.setdefault(t.host, []).append(
+                {'id': t.id, 'coflow': t.coflow, 'job': t.job,
+                 'bytes': t.bytes, 'conn': t.conn, 'dst': t.dst,
+                 'iter': t.iter, 'urgency': t.urgency,
+                 'position': t.position})
+            if t.job is not None:
+                jp = plan.jobs[t.job]
+                jobs.setdefault(t.host, {})[t.job] = {
+                    'iterations': jp.iterations,
+                    'bytes_per_iteration': jp.bytes_per_iteration,
+                    'group': jp.group, 'stage_ends': list(jp.stage_ends),
+                    'compute_s': jp.compute_s,
+                    'first_send_s': jp.first_send_s}
+        for h in sorted(set(conns) | set(sends)):
+            self.sched.register({'host': h, 'run': run_id,
+                                 'conns': conns.get(h, []),
+                                 'sends': sends.get(h, []),
+                                 'jobs': jobs.get(h, {})}, 0.0)
+        self.wanted = set(self.sched.reports_wanted())
+        self.waits = self.sched.waits_for_class()
+
+    def report(self, host, ev):
+        if ev['ev'] not in self.wanted:
+            return
+        self.sched.report(host, [ev], self.eng.now)
+        self.pending = True
+
+    def step(self):
+        """Step the scheduler now if a report or its own timing asks."""
+        now = self.eng.now
+        s = self.sched
+        due = self.pending or (self.wake_at is not None
+                               and now >= self.wake_at)
+        if not due:
+            return
+        self.pending = False
+        self.wake_at = None
+        out = s.step(now)
+        if out.decided:
+            self.decisions += 1
+        wanted = {}
+        for key, r in s.rules.installed.items():
+            wanted[key] = qos.class_dscp(r.cls, self.queues)
+        rules = None if wanted == self.rules else wanted
+        if out.pushes or out.log or rules is not None:
+            self.eng.at(now + self.delay_s, self._apply, out.pushes,
+                        out.log, rules)
+            if rules is not None:
+                self.rules = rules
+        self._next_wake()
+
+    def _next_wake(self):
+        s = self.sched
+        last = s.last_decision if s.last_decision is not None else 0.0
+        # a nanosecond past the gap: the scheduler asks for a gap of at
+        # least decide_gap_s, which a float sum may fall short of
+        gap = last + s.decide_gap_s + 1e-9
+        when = []
+        if s.dirty:
+            when.append(gap)
+        if s.recheck_at is not None:
+            when.append(max(s.recheck_at, gap))
+        if when:
+            t = max(min(when), self.eng.now)
+            if self.wake_at is None or t < self.wake_at:
+                self.wake_at = t
+                self.eng.background(t, self._wake, t)
+
+    def _wake(self, t):
+        if self.wake_at is not None and self.wake_at <= self.eng.now:
+            self.step()
+
+    def _apply(self, pushes, log, rules):
+        eng = self.eng
+        self.applied += 1
+        for rec in log:
+            rec = dict(rec)
+            kind, t = rec.pop('kind'), rec.pop('t')
+            eng.log.write(t, kind, applied=round(eng.now, 9), **rec)
+        touched = set()
+        for h, msgs in sorted(pushes.items()):
+            for m in msgs:
+                op = m['op']
+                if op == 'classes':
+                    self.coflow_class.update(m.get('classes') or {})
+                    for c in (m.get('classes') or {}):
+                        touched |= eng.in_flight_of_coflow(c, h)
+                    for k, v in (m.get('sends') or {}).items():
+                        self.send_class[int(k)] = int(v)
+                        touched |= eng.in_flight_of_send(int(k))
+                elif op == 'rates':
+                    for k, v in m['rates'].items():
+                        self.rate[int(k)] = v
+                        touched |= eng.in_flight_of_send(int(k))
+                elif op == 'shifts':
+                    for j, v in m['shifts'].items():
+                        if v is None:
+                            self.shifts.pop(j, None)
+                        else:
+                            self.shifts[j] = tuple(v)
+                    eng.driver_shifts(dict(self.shifts))
+        if rules is not None:
+            eng.set_rules(rules)
+        for fid in sorted(touched):
+            eng.refresh(fid)
+
+    # --- what a sender applies to a transfer --------------------------
+    def dscp_of(self, t):
+        """The transfer's mark: its own class where the policy tags
+        sends, else its coflow's; None while a coflow that must wait for
+        its class has none."""
+        k = self.send_class.get(t.id)
+        if k is None:
+            k = self.coflow_class.get(t.coflow)
+        if k is None:
+            if self.waits:
+                return None
+            k = 0
+        return qos.class_dscp(int(k), self.queues)
+
+    def rate_of(self, t):
+        """bytes/s for the sender's token bucket: 0 unlimited, < 0 held."""
+        r = self.rate.get(t.id, 0)
+        return -1.0 if r == HOLD else float(r)
+
+
+class Engine:
+    """The engine interface the workload drivers use (netsched.sim.engine),
+    over an ns-3 fabric (fabric.Fabric)."""
+
+    def __init__(self, ns, core, fab, net, log, sample_s=0.1,
+                 progress=None):
+        self.ns, self.core, self.fab, self.net, self.log = (
+            ns, core, fab, net, log)
+        self.sample_s = sample_s
+        self.progress = progress
+        self.now = 0.0
+        self.events = 0
+        self._timers = []
+        self._background = 0
+        self._seq = itertools.count()
+        self.control = None
+        self.coflow_names = []
+        self._coflow_index = {}
+        self.flow_tag = []
+        self._flow = []               # per flow: (src, dst, bytes, start)
+        self._flow_cof = []
+        self._active = {}             # flow id -> (conn key, start offset)
+        self._by_coflow = {}          # coflow name -> active flow ids
+        self._by_send = {}            # send id -> active flow id
+        self._waiting = {}            # flow id -> waits for its class
+        self.conns = {}               # (src, sport, dst, dport) -> Conn
+        self._conn_bytes = {}         # conn key -> bytes queued on it
+        self.listeners = {}
+        self._last_bytes = None
+        self._links = sorted(fab.dev, key=lambda k: net.index[k])
+        self.link_bytes = np.zeros(len(self._links))
+        self.peak_util = np.zeros(len(self._links))
+        self._last_delivery = 0.0
+
+    # --- the drivers' interface (netsched.sim.engine.Engine's) ----------
+    def at(self, t, fn, *args):
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args, False))
+
+    def background(self, t, fn, *args):
+        self._background += 1
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args, True))
+
+    @property
+    def flows(self):
+        return {'coflow': np.array(self._flow_cof, np.int64)}
+
+    @property
+    def a_id(self):
+        return np.array(sorted(self._active), np.int64)
+
+    def coflow(self, name, arrival, job=None):
+        i = self._coflow_index.get(name)
+        if i is None:
+            i = self._coflow_index[name] = len(self.coflow_names)
+            self.coflow_names.append(name)
+        return i
+
+    def busy(self):
+        return bool(self._active) or len(self._timers) > self._background
+
+    def add_flows(self, src, dst, size, coflow, tags=None, sport=None,
+                  dport=None):
+        ids = []
+        for k in range(len(src)):
+            fid = len(self.flow_tag)
+            t = tags[k] if tags is not None else None
+            cof = coflow if np.ndim(coflow) == 0 else coflow[k]
+            nbytes = max(1, int(round(float(size[k]))))
+            key = (src[k], int(sport[k]), dst[k], int(dport[k]))
+            conn = self.conns[key]
+            self.flow_tag.append(t)
+            self._flow.append((src[k], dst[k], float(size[k]), self.now))
+            self._flow_cof.append(int(cof))
+            offset = self._conn_bytes.get(key, 0)
+            self._conn_bytes[key] = offset + nbytes
+            self._active[fid] = (key, offset, nbytes)
+            name = self.coflow_names[int(cof)]
+            self._by_coflow.setdefault(name, set()).add(fid)
+            if t is not None:
+                self._by_send[t.id] = fid
+                self.control.report(t.host, {
+                    'ev': 'start', 'task': t.id,
+                    'ready': self.driver.ready_at.get(t.id, self.now)})
+            dscp, rate = self._mark(fid)
+            if dscp is None:           # waits for its class, at most this
+                self._waiting[fid] = True
+                self.at(self.now + CLASS_WAIT_S, self._class_wait_over, fid)
+                dscp, rate = qos.class_dscp(0, self.control.queues), -1.0
+            conn.Push(fid, nbytes, int(dscp), float(rate))
+            ids.append(fid)
+        return np.array(ids, np.int64)
+
+    def cancel(self, which):
+        raise NetschedError('the ns-3 backend cannot stop a transfer '
+                            'in flight (a failed host)')
+
+    def reroute(self):
+        raise NetschedError('the ns-3 backend does not reroute yet')
+
+    # --- applying the controller's outcome --------------------------------
+    def _mark(self, fid):
+        t = self.flow_tag[fid]
+        if t is None:
+            return qos.class_dscp(0, self.control.queues), 0.0
+        return self.control.dscp_of(t), self.control.rate_of(t)
+
+    def _class_wait_over(self, fid):
+        if self._waiting.pop(fid, None) and fid in self._active:
+            t = self.flow_tag[fid]
+            conn = self.conns[self._active[fid][0]]
+            conn.SetRate(fid, float(self.control.rate_of(t)))
+
+    def refresh(self, fid):
+        """A transfer's class or rate changed at its sender."""
+        if fid not in self._active:
+            return
+        dscp, rate = self._mark(fid)
+        conn = self.conns[self._active[fid][0]]
+        if dscp is None:
+            return
+        self._waiting.pop(fid, None)
+        conn.SetDscp(fid, int(dscp))
+        conn.SetRate(fid, float(rate))
+
+    def in_flight_of_coflow(self, name, host):
+        return {f for f in self._by_coflow.get(name, ())
+                if self._flow[f][0] == host}
+
+    def in_flight_of_send(self, sid):
+        f = self._by_send.get(sid)
+        return {f} if f is not None and f in self._active else set()
+
+    def set_rules(self, rules):
+        """The ingress switches' class rules (connection key -> DSCP)."""
+        conns = self.control.sched.demand.conns
+        for key, c in conns.items():
+            src, dst, sport, dport = c.ends
+            self.fab.set_rule(src, dst, sport, dport, rules.get(key))
+
+    def driver_shifts(self, shifts):
+        fn = getattr(self.driver, 'set_shifts', None)
+        if fn is not None:
+            fn(shifts)
+
+    # --- connections ------------------------------------------------------
+    def open(self, plan, seg):
+        """The plan's connections, opened at start as the agents open
+        theirs: a listener per receiving host, a routed TCP connection
+        per plan connection."""
+        from ..workload.taskgraph import AGENT_PORT
+        ns, core = self.ns, self.core
+        top = qos.class_dscp(0, self.control.queues) << 2
+        for c in plan.conns:
+            if c.dst not in self.listeners:
+                self.listeners[c.dst] = core.MakeListener(
+                    self.fab.node[c.dst], AGENT_PORT, top)
+            self.fab.route(c.src, c.dst, c.sport, c.dport, self.net.live,
+                           self.net.circuits)
+            sink = core.MakeSink()
+            self.listeners[c.dst].Register(
+                self.fab.ip(c.src), c.sport, sink)
+            lowat = max(4 * seg, 32 * 1024)
+            conn = core.MakeConn(self.fab.node[c.src], self.fab.ip(c.src),
+                                 c.sport, self.fab.ip(c.dst), c.dport, sink,
+                                 64 * 1024, lowat)
+            self.conns[(c.src, c.sport, c.dst, c.dport)] = conn
+
+    # --- the loop -----------------------------------------------------------
+    def run(self, driver, until=None):
+        self.driver = driver
+        driver.start(self)
+        bus = self.core.GetBus()
+        bus.stop_on_write = True
+        self.background(self.sample_s, self._sample)
+        if 'progress' in self.control.wanted:
+            self.background(PROGRESS_S, self._progress_report)
+        limit = np.inf if until is None else float(until)
+        while True:
+            self._fire_timers()
+            self.control.step()
+            keep = len(self._timers) > self._background or self._active
+            if not keep:
+                break
+            nxt = self._timers[0][0] if self._timers else np.inf
+            if not self._active and len(self._timers) == self._background:
+                break
+            target = min(nxt, limit)
+            if not np.isfinite(target):
+                target = self.now + STALL_S
+            if target > limit or self.now >= limit:
+                break
+            self.now = float(self.core.RunUntil(target))
+            self._take(bus)
+            self.events += 1
+            if self._active and self.now - self._last_delivery > STALL_S:
+                raise NetschedError(
+                    'ns-3 run stalled at t=%.3f s: %d transfers in flight, '
+                    'none received for %g s' % (self.now, len(self._active),
+                                                STALL_S))
+            if self.progress:
+                self.progress(self)
+        self._sample(final=True)
+        return self.now
+
+    def _fire_timers(self):
+        while self._timers and self._timers[0][0] <= self.now:
+            _, _, fn, args, bg = heapq.heappop(self._timers)
+            self._background -= bg
+            fn(*args)
+
+    def _take(self, bus):
+        if bus.written.size():
+            ids = [int(x) for x in bus.written]
+            bus.written.clear()
+            tagged = [i for i in ids if self.flow_tag[i] is not None]
+            sent = getattr(self.driver, 'on_flows_sent', None)
+            if tagged and sent is not None:
+                sent(np.array(tagged, np.int64))
+        if bus.received.size():
+            ids = [int(x) for x in bus.received]
+            bus.received.clear()
+            self._last_delivery = self.now
+            for i in ids:
+                key, _, _ = self._active.pop(i)
+                self._waiting.pop(i, None)
+                name = self.coflow_names[self._flow_cof[i]]
+                s = self._by_coflow.get(name)
+                if s is not None:
+                    s.discard(i)
+                    if not s:
+                        del self._by_coflow[name]
+                t = self.flow_tag[i]
+                if t is not None:
+                    self._by_send.pop(t.id, None)
+                    self.control.report(t.dst, {'ev': 'recv',
+                                                'task': t.id})
+            arr = np.array(ids, np.int64)
+            self._log_flows(arr)
+            self.driver.on_flows_done(arr)
+
+    def _log_flows(self, ids):
+        extra = getattr(self.driver, 'flow_fields', None)
+        more = extra(ids) if extra else [''] * len(ids)
+        t = round(float(self.now), 9)
+        lines = []
+        for i, x in zip(ids.tolist(), more):
+            src, dst, size, start = self._flow[i]
+            lines.append('{"t":%r,"ev":"flow","id":%d,"coflow":%s,'
+                         '"src":"%s","dst":"%s","bytes":%r,"start":%r%s}\n'
+                         % (t, i, json.dumps(
+                             self.coflow_names[self._flow_cof[i]]),
+                            src, dst, size, round(start, 9), x))
+        self.log.write_raw(''.join(lines))
+
+    def _progress_report(self):
+        """Acknowledged bytes per transfer in flight, per sending host, as
+        the agents report them every 10 ms (policies that read bytes
+        sent: Aalo, LAS, FIFO-LM)."""
+        per_host = {}
+        acked = {}
+        for fid, (key, offset, nbytes) in self._active.items():
+            t = self.flow_tag[fid]
+            if t is None:
+                continue
+            a = acked.get(key)
+            if a is None:
+                a = acked[key] = int(self.conns[key].Acked())
+            per_host.setdefault(t.host, {})[str(t.id)] = float(
+                min(max(a - offset, 0), nbytes))
+        for h, sent in sorted(per_host.items()):
+            self.control.report(h, {'ev': 'progress', 't': self.now,
+                                    'sent': sent})
+        if self.busy():
+            self.background(self.now + PROGRESS_S, self._progress_report)
+
+    def _sample(self, final=False):
+        """Link use over the last ``sample_s``: the same ``links`` events
+        the emulator's port counters and the simulator's meter give."""
+        now_b = np.array(self.fab.port_bytes(self._links), float)
+        last = self._last_bytes if self._last_bytes is not None \
+            else np.zeros_like(now_b)
+        self._last_bytes = now_b
+        b = now_b - last
+        self.link_bytes += b
+        start = getattr(self, '_bin_start', 0.0)
+        dt = self.now - start if final else self.sample_s
+        if b.any() and dt > 0:
+            nz = np.flatnonzero(b)
+            cap = np.array([self.net.capacity[self.net.index[self._links[i]]]
+                            for i in nz.tolist()])
+            util = b[nz] * 8.0 / (cap * dt)
+            self.peak_util[nz] = np.maximum(self.peak_util[nz], util)
+            self.log.write(start, 'links', dt=dt, util={
+                self.net.names[self.net.index[self._links[i]]]:
+                    round(float(u), 6)
+                for i, u in zip(nz.tolist(), util.tolist())})
+        self._bin_start = self.now
+        if not final and self.busy():
+            self.background(self.now + self.sample_s, self._sample)
