@@ -604,17 +604,37 @@ def cmd_report(a):
 
 
 def cmd_crosscheck(a):
-    """Both backends, several policies: same ranking? how far apart?"""
+    """Two or three backends, several policies: same ranking? how far
+    apart?"""
     from .pipeline import crosscheck, run
+    backends = crosscheck.parse_backends(a.backends)
     pols = [p for p in a.policies.split(',') if p]
     crosscheck.check_args(pols, a.metric, a.tie)
     run.check_out(a.out, a.force)
     out = a.out or os.path.join('results', '%s-crosscheck-%s' % (
         os.path.splitext(os.path.basename(a.experiment))[0],
         time.strftime('%Y%m%d-%H%M%S')))
+
+    def ready():
+        """Once the experiment has loaded for every run, before the
+        first: what the chosen backends need (the emulator: root and a
+        running Open vSwitch; ns-3: its package)."""
+        if 'emu' in backends:
+            if os.geteuid() != 0:
+                raise NetschedError('crosscheck --backends %s: the emulator '
+                                    'needs root (--backends sim,ns3 runs '
+                                    'without)' % ','.join(backends))
+            from .emulator import ovs
+            ovs.require_running()
+        if 'ns3' in backends:
+            from .ns3 import loader
+            if not loader.available():
+                raise NetschedError('crosscheck --backends %s: %s' % (
+                    ','.join(backends), loader.INSTALL_HINT))
     report = crosscheck.crosscheck(a.experiment, pols, out, a.metric, a.tie,
                                    say=_logger(),
-                                   sim_packets=a.sim_packets, trace=a.trace)
+                                   sim_packets=a.sim_packets, trace=a.trace,
+                                   backends=backends, ready=ready)
     print()
     print(crosscheck.table(report))
     print('results: %s' % out)
@@ -811,9 +831,12 @@ def build_parser():
                    '(compare.json and report.html)')
     p.set_defaults(fn=cmd_compare)
     p = sub.add_parser('crosscheck', help='run an experiment under several '
-                       'policies on both backends and compare the rankings'
-                       ' (exit status 1 if they disagree)')
+                       'policies on two or three backends and compare the '
+                       'rankings (exit status 1 if two disagree)')
     _experiment_and_policies(p, 'fair,sebf')
+    p.add_argument('--backends', default='sim,emu',
+                   help='two or three of sim, ns3, emu, comma-separated; '
+                   'every pair is compared (default %(default)s)')
     p.add_argument('--metric', default='avg_cct_s',
                    help='summary total to rank by, lower is better: %s '
                         '(default %%(default)s)' % ', '.join(TOTALS))
@@ -940,7 +963,9 @@ EXAMPLES = {
     'compare': ['netsched compare results/demo-emu results/demo-sim '
                 '--out results/demo-compare'],
     'crosscheck': ['netsched crosscheck experiments/crosscheck.yaml '
-                   '--policies fair,sebf --out results/crosscheck'],
+                   '--policies fair,sebf --out results/crosscheck',
+                   'netsched crosscheck experiments/crosscheck.yaml '
+                   '--backends sim,ns3 --policies fair,sebf'],
     'sweep': ['netsched sweep experiments/demo.yaml --backend sim '
               '--policies fair,fifo,sebf --seeds 1-5 --set link_gbps=10,40 '
               '--out results/demo-sweep'],

@@ -1,12 +1,15 @@
-"""Cross-check of the two backends: one experiment, several policies, run
-on the simulator and on the emulator; do both rank the policies the same
-way, and how far apart are their per-job and per-coflow results?
+"""Cross-check of the backends: one experiment, several policies, run
+on two or three of the simulator, ns-3 and the emulator; do they rank
+the policies the same way, and how far apart are their per-job and
+per-coflow results?
 
 Ranking is by one total of summary.json (lower is better). Two policies
 whose totals differ by less than ``tie`` (relative) on a backend are a tie
-there; a pair counts against the backends only when one backend puts
-them in one order and the other in the opposite order, both beyond the
-tie margin.
+there; a pair of policies counts against two backends only when one
+backend puts them in one order and the other in the opposite order, both
+beyond the tie margin. Every pair of backends is compared: the second's
+results against the first's, in the order sim, ns3, emu (sim-ns3,
+sim-emu, ns3-emu).
 """
 import json
 import os
@@ -15,7 +18,60 @@ from . import experiment, metrics, run
 from ..errors import ConfigError
 
 METRICS = tuple(metrics.TOTALS)
-BACKENDS = ('sim', 'emu')
+# the backends a crosscheck can run, in the order it runs them (quickest
+# first: the simulator checks the experiment before anything slow starts)
+# and the order of each pair
+KNOWN = ('sim', 'ns3', 'emu')
+BACKENDS = ('sim', 'emu')        # the default, and an old report's
+NAMES = {'sim': 'simulator', 'ns3': 'ns-3', 'emu': 'emulator'}
+
+
+def parse_backends(text):
+    """--backends 'a,b[,c]': two or three of sim, ns3 and emu, no repeats;
+    returned in the order they run (KNOWN). A ConfigError naming the
+    option and the value otherwise."""
+    names = [b.strip() for b in (text or '').split(',') if b.strip()]
+    bad = [b for b in names if b not in KNOWN]
+    if bad:
+        raise ConfigError('--backends: unknown backend %r in %r (known: %s)'
+                          % (bad[0], text, ', '.join(KNOWN)))
+    if len(set(names)) != len(names):
+        raise ConfigError('--backends names a backend twice: %r' % text)
+    if len(names) < 2:
+        raise ConfigError('--backends needs at least two of %s, got %r'
+                          % (', '.join(KNOWN), text))
+    return tuple(b for b in KNOWN if b in names)
+
+
+def pair_name(a, b):
+    return '%s-%s' % (a, b)
+
+
+def backend_pairs(backends):
+    """Every pair (a, b) of the backends, a before b in KNOWN's order."""
+    bs = [b for b in KNOWN if b in backends]
+    return [(a, b) for i, a in enumerate(bs) for b in bs[i + 1:]]
+
+
+def backends_of(report):
+    """The backends of a report (crosscheck.json), in their order; one
+    written before --backends (or cut short before it said) is sim, emu."""
+    return list(report.get('backends') or BACKENDS)
+
+
+def pairs_of(report):
+    """{pair name: pair} of a report, as ``pairs`` has them; an older
+    report (simulator and emulator only) gives its one pair from its
+    ``errors``, ``disagreements`` and ``parts``; one cut short, none."""
+    if 'pairs' in report:
+        return report['pairs']
+    if 'errors' not in report:
+        return {}
+    bad = report.get('disagreements') or []
+    return {pair_name(*BACKENDS): {
+        'backends': list(BACKENDS), 'errors': report['errors'],
+        'disagreements': bad, 'agree': report.get('agree', not bad),
+        'parts': report.get('parts') or {}}}
 
 
 def order(a, b, tie):
@@ -33,14 +89,15 @@ def ranking(values):
     return sorted(values, key=lambda p: (values[p] is None, values[p] or 0))
 
 
-def disagreements(sim, emu, tie):
-    """Pairs (p, q) that one backend orders p before q and the other q
-    before p, both beyond the tie margin."""
+def disagreements(a, b, tie):
+    """Pairs (p, q) of policies that one backend's totals (``a``: {policy:
+    total}) order p before q and the other's (``b``) q before p, both
+    beyond the tie margin."""
     out = []
-    pols = list(sim)
+    pols = list(a)
     for i, p in enumerate(pols):
         for q in pols[i + 1:]:
-            if order(sim[p], sim[q], tie) * order(emu[p], emu[q], tie) < 0:
+            if order(a[p], a[q], tie) * order(b[p], b[q], tie) < 0:
                 out.append((p, q))
     return out
 
@@ -50,6 +107,57 @@ def errors(a, b):
     st = metrics.error_stats(metrics.compare(a, b))
     return {kind: st.get(kind, {}).get('mean_abs')
             for kind in ('job jct_s', 'coflow cct_s')}
+
+
+def compare_pair(a, b, policies, summaries, totals, tie):
+    """Backend b against backend a: per policy the mean |relative error|
+    of b's jobs and coflows against a's (``errors``) and each stage's or
+    job's time on both (``parts``); the pairs of policies the two order
+    oppositely (``disagreements``) and whether there are none
+    (``agree``). ``summaries``: {(backend, policy): summary}; ``totals``:
+    {backend: {policy: total}}."""
+    bad = disagreements(totals[a], totals[b], tie)
+    return {'backends': [a, b],
+            'errors': {p: errors(summaries[a, p], summaries[b, p])
+                       for p in policies},
+            'disagreements': bad, 'agree': not bad,
+            'parts': {p: parts(summaries[a, p], summaries[b, p])
+                      for p in policies}}
+
+
+def build(backends, policies, summaries, metric='avg_cct_s', tie=0.05,
+          sim_packets=None, emulator=None):
+    """The report of finished runs (``summaries``: {(backend, policy):
+    summary} of every backend and policy): each backend's totals and
+    ranking, every pair of backends (``pairs``: {'sim-ns3': compare_pair},
+    in KNOWN's order), the pairs of policies some two backends order
+    oppositely (``disagreements``) and whether there are none (``agree``).
+    With two backends the one pair's ``errors`` and ``parts`` are also at
+    the top, as a report had them before --backends; ``sim_packets``
+    where the simulator ran, ``emulator`` (emulator_health per policy)
+    where the emulator did."""
+    backends = [b for b in KNOWN if b in backends]
+    totals = {b: {p: summaries[b, p]['totals'].get(metric)
+                  for p in policies} for b in backends}
+    pairs = {pair_name(a, b): compare_pair(a, b, policies, summaries,
+                                           totals, tie)
+             for a, b in backend_pairs(backends)}
+    apart = {tuple(pq) for pr in pairs.values()
+             for pq in pr['disagreements']}
+    bad = [(p, q) for i, p in enumerate(policies)
+           for q in policies[i + 1:] if (p, q) in apart]
+    report = {'metric': metric, 'tie': tie, 'backends': backends,
+              'totals': totals,
+              'ranking': {b: ranking(totals[b]) for b in backends},
+              'pairs': pairs, 'disagreements': bad, 'agree': not bad}
+    if len(pairs) == 1:
+        only, = pairs.values()
+        report.update(errors=only['errors'], parts=only['parts'])
+    if 'sim' in backends:
+        report['sim_packets'] = sim_packets
+    if 'emu' in backends and emulator is not None:
+        report['emulator'] = emulator
+    return report
 
 
 def check_args(policies, metric, tie):
@@ -78,42 +186,45 @@ def run_one(exp, out, say=print):
 
 
 def crosscheck(path, policies, out_dir, metric='avg_cct_s', tie=0.05,
-               say=print, sim_packets=None, trace=None):
-    """Run every policy on both backends (simulator first: it is quick
-    and checks the experiment before any emulation starts); the
-    simulator with ``sim_packets`` (None: the file's, else none, dc or
-    emulated: experiment.SIM_PACKETS), ``trace`` the coflow trace
-    file in place of the experiment's (--trace). Results go to
-    out_dir/<backend>-<policy>; a summary of each run is kept as it
-    arrives. Returns the report dict."""
+               say=print, sim_packets=None, trace=None, backends=BACKENDS,
+               ready=None):
+    """Run every policy on each of ``backends`` (two or three of KNOWN),
+    in KNOWN's order (the simulator first: it is quick and checks the
+    experiment before anything slow starts); the simulator with
+    ``sim_packets`` (None: the file's, else none, dc or emulated:
+    experiment.SIM_PACKETS), ``trace`` the coflow trace file in place of
+    the experiment's (--trace). ``ready()``, if given, is called once
+    every run's experiment has loaded, before the first run starts (the
+    command line checks there what a backend needs: root for the
+    emulator). Results go to out_dir/<backend>-<policy>; a summary of
+    the runs so far is kept as each arrives. Returns the report dict
+    (build)."""
     check_args(policies, metric, tie)
+    backends = parse_backends(','.join(backends))
     exps = {(b, p): experiment.load(
         path, backend=b, policy=p, trace=trace,
         sim_packets=sim_packets if b == 'sim' else None)
-            for b in BACKENDS for p in policies}
-    totals = {b: {} for b in BACKENDS}
+            for b in backends for p in policies}
+    if ready is not None:
+        ready()
+    totals = {b: {} for b in backends}
     summaries = {}
     os.makedirs(out_dir, exist_ok=True)
-    for b in BACKENDS:
+    for b in backends:
         for p in policies:
             out = os.path.join(out_dir, '%s-%s' % (b, p))
             say('crosscheck: %s on %s -> %s' % (p, b, out))
             s = run_one(exps[b, p], out, say)
             summaries[b, p] = s
             totals[b][p] = s['totals'].get(metric)
-            _save(out_dir, {'metric': metric, 'totals': totals})
-    errs = {p: errors(summaries['sim', p], summaries['emu', p])
-            for p in policies}
-    bad = disagreements(totals['sim'], totals['emu'], tie)
-    report = {'metric': metric, 'tie': tie, 'totals': totals,
-              'sim_packets': exps['sim', policies[0]].sim_packets,
-              'ranking': {b: ranking(totals[b]) for b in BACKENDS},
-              'errors': errs, 'disagreements': bad, 'agree': not bad,
-              'emulator': {p: emulator_health(
-                  os.path.join(out_dir, 'emu-' + p), summaries['emu', p])
-                  for p in policies},
-              'parts': {p: parts(summaries['sim', p], summaries['emu', p])
-                        for p in policies}}
+            _save(out_dir, {'metric': metric, 'backends': list(backends),
+                            'totals': totals})
+    health = {p: emulator_health(os.path.join(out_dir, 'emu-' + p),
+                                 summaries['emu', p])
+              for p in policies} if 'emu' in backends else None
+    report = build(backends, policies, summaries, metric, tie,
+                   sim_packets=exps['sim', policies[0]].sim_packets
+                   if 'sim' in backends else None, emulator=health)
     _save(out_dir, report)
     return report
 
@@ -145,13 +256,14 @@ def emulator_health(out, summary):
     }
 
 
-def parts(sim, emu):
-    """Each stage's completion time (else each job's) on both backends:
-    where a total's difference comes from."""
-    key, val = ('stages', 'sct_s') if sim.get('stages') else \
+def parts(a, b):
+    """Each stage's completion time (else each job's) on two backends
+    (summaries a and b, a's stages or jobs): where a total's difference
+    comes from."""
+    key, val = ('stages', 'sct_s') if a.get('stages') else \
         ('jobs', 'jct_s')
-    a, b = sim.get(key) or {}, emu.get(key) or {}
-    return {k: [a[k].get(val), (b.get(k) or {}).get(val)] for k in sorted(a)}
+    x, y = a.get(key) or {}, b.get(key) or {}
+    return {k: [x[k].get(val), (y.get(k) or {}).get(val)] for k in sorted(x)}
 
 
 def _save(out_dir, report):
@@ -159,26 +271,55 @@ def _save(out_dir, report):
         json.dump(report, f, indent=1)
 
 
-def table(report):
-    m = report['metric']
-    lines = ['%-12s %14s %14s %12s %12s' % (
-        'policy', 'sim ' + m, 'emu ' + m, 'jobs |err|', 'coflows |err|')]
+def _f(x, fmt):
+    return '-' if x is None else fmt % x
 
-    def f(x, fmt):
-        return '-' if x is None else fmt % x
-    for p in report['totals']['sim']:
-        e = report['errors'][p]
-        lines.append('%-12s %14s %14s %12s %12s' % (
-            p, f(report['totals']['sim'][p], '%.4f'),
-            f(report['totals']['emu'][p], '%.4f'),
-            f(None if e['job jct_s'] is None else 100 * e['job jct_s'],
-              '%.1f%%'),
-            f(None if e['coflow cct_s'] is None
-              else 100 * e['coflow cct_s'], '%.1f%%')))
-    if report.get('sim_packets', 'none') != 'none':
+
+def _pct(x):
+    return _f(None if x is None else 100 * x, '%.1f%%')
+
+
+def table(report):
+    """The report as text: each backend's totals per policy, each pair's
+    errors, each backend's ranking, the emulator's own measures, each
+    disagreeing pair's parts and the verdict (a report read back from
+    crosscheck.json too, old ones included)."""
+    m = report['metric']
+    bs = backends_of(report)
+    prs = pairs_of(report)
+    tot = report['totals']
+    pols = list(tot.get(bs[0]) or {})
+    if len(prs) == 1:        # two backends: their errors beside the totals
+        (_, pr), = prs.items()
+        a, b = pr['backends']
+        lines = ['%-12s %14s %14s %12s %12s' % (
+            'policy', a + ' ' + m, b + ' ' + m, 'jobs |err|',
+            'coflows |err|')]
+        for p in pols:
+            e = pr['errors'].get(p) or {}
+            lines.append('%-12s %14s %14s %12s %12s' % (
+                p, _f(tot[a].get(p), '%.4f'), _f(tot[b].get(p), '%.4f'),
+                _pct(e.get('job jct_s')), _pct(e.get('coflow cct_s'))))
+    else:
+        lines = ['%-12s' % 'policy' + ''.join(' %14s' % (b + ' ' + m)
+                                               for b in bs)]
+        for p in pols:
+            lines.append('%-12s' % p + ''.join(
+                ' %14s' % _f((tot.get(b) or {}).get(p), '%.4f')
+                for b in bs))
+        lines.append('mean |relative error| per job / per coflow, of b '
+                     'against a in each pair a-b:')
+        lines.append('%-12s' % 'policy' + ''.join(' %17s' % n
+                                                   for n in prs))
+        for p in pols:
+            lines.append('%-12s' % p + ''.join(' %17s' % ('%s / %s' % (
+                _pct((pr['errors'].get(p) or {}).get('job jct_s')),
+                _pct((pr['errors'].get(p) or {}).get('coflow cct_s'))))
+                for pr in prs.values()))
+    if report.get('sim_packets') not in (None, 'none'):
         lines.append('simulator packets: %s (fluid.Network.set_packets)'
                      % report['sim_packets'])
-    for b in BACKENDS:
+    for b in bs:
         lines.append('%s ranking (best first): %s'
                      % (b, ' < '.join(report['ranking'][b])))
     for p, h in sorted(report.get('emulator', {}).items()):
@@ -189,15 +330,23 @@ def table(report):
             'in %s ms)' % (
                 p, h['tcp_timeouts'], h['tcp_retransmits'],
                 '; %s %.2f s in timeout recovery' % tuple(w) if w else '',
-                h['drops'], f(h['longest_gap_s'], '%.3f'),
+                h['drops'], _f(h['longest_gap_s'], '%.3f'),
                 h['longest_gap_in_flight'], h['decisions'],
                 h['applied_ms_max']))
-    apart = sorted({p for pq in report.get('disagreements') or ()
-                    for p in pq} & set(report.get('parts') or ()))
-    for p in apart:
-        lines.append('%s sim/emu: %s' % (p, ', '.join(
-            '%s %s/%s' % (k, f(a, '%.3f'), f(b, '%.3f'))
-            for k, (a, b) in report['parts'][p].items())))
+    for pr in prs.values():
+        a, b = pr['backends']
+        apart = sorted({p for pq in pr.get('disagreements') or ()
+                        for p in pq} & set(pr.get('parts') or ()))
+        for p in apart:
+            lines.append('%s %s/%s: %s' % (p, a, b, ', '.join(
+                '%s %s/%s' % (k, _f(x, '%.3f'), _f(y, '%.3f'))
+                for k, (x, y) in pr['parts'][p].items())))
+    if len(prs) > 1:
+        for n, pr in prs.items():
+            lines.append('%s: %s' % (n, 'the same ranking' if pr['agree']
+                                     else 'DISAGREE on %s' % ', '.join(
+                                         '%s vs %s' % tuple(pq)
+                                         for pq in pr['disagreements'])))
     if report['agree']:
         lines.append('the backends rank the policies the same way '
                      '(ties within %g%%)' % (100 * report['tie']))

@@ -375,18 +375,49 @@ def _crosscheck(path, baseline=None):
     from . import plots
     rep = _read_json(os.path.join(path, 'crosscheck.json'),
                      'crosscheck.json')
+    bs = crosscheck.backends_of(rep)
     summaries = {}
-    for b in crosscheck.BACKENDS:
+    for b in bs:
         for p in rep.get('totals', {}).get(b, {}):
             d = os.path.join(path, '%s-%s' % (b, p))
             if os.path.isfile(os.path.join(d, 'summary.json')):
                 summaries[b, p] = metrics.load_summary(d)
     complete = 'ranking' in rep
+    names = [crosscheck.NAMES.get(b, b) for b in bs]
+    heading = ('%s against %s' % (names[1], names[0]) if len(bs) == 2
+               else 'Every pair of backends')
     return {'title': 'crosscheck of %s' % os.path.basename(
                 os.path.abspath(path)),
             'crosscheck': rep, 'complete': complete,
+            'heading': heading[:1].upper() + heading[1:]
+            if not heading.startswith('ns-3') else heading,
+            'pairs': _crosscheck_pairs(rep, bs) if complete else None,
             'table': crosscheck.table(rep) if complete else None,
             'figures': plots.crosscheck_figures(rep, summaries)}
+
+
+def _crosscheck_pairs(rep, bs):
+    """With more than two backends, every pair's errors per policy and
+    its verdict, for the page's table: {'names': [pair], 'rows':
+    [(policy, [text per pair and kind])], 'verdicts': [(pair, text)]};
+    None with two (the text table has them)."""
+    from . import crosscheck
+    pairs = crosscheck.pairs_of(rep)
+    if len(bs) <= 2 or not pairs:
+        return None
+
+    def pct(x):
+        return '-' if x is None else '%.1f%%' % (100 * x)
+    pols = list(rep['totals'].get(bs[0]) or {})
+    rows = [(p, [pct((pr['errors'].get(p) or {}).get(kind))
+                 for pr in pairs.values()
+                 for kind in ('job jct_s', 'coflow cct_s')])
+            for p in pols]
+    verdicts = [(n, 'the same ranking' if pr['agree'] else
+                 'they disagree on %s' % ', '.join(
+                     '%s vs %s' % tuple(pq) for pq in pr['disagreements']))
+                for n, pr in pairs.items()]
+    return {'names': list(pairs), 'rows': rows, 'verdicts': verdicts}
 
 
 def _compare(path, baseline=None):
