@@ -31,6 +31,7 @@ import yaml
 from . import metrics
 from ..errors import ConfigError
 from . import overrides, stats, sweep
+from .paths import safe_name
 
 BACKENDS = ('sim', 'emu')
 VERDICTS = {'better': 'agrees', 'worse': 'opposite',
@@ -109,7 +110,7 @@ def _text(c, key, default):
 def _study(where, d, base):
     c = _checker(where, d)
     sid = c.string('id', required=True)
-    if not sid or sid != sweep._slug(sid):
+    if not sid or sid != safe_name(sid):
         c.fail('id', 'must be a name safe in a path (letters, digits, '
                '- _ .), got %r' % sid)
     title = c.string('paper', required=True)

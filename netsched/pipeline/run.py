@@ -23,6 +23,7 @@ import yaml
 
 from .. import ROOT, __version__
 from . import metrics
+from .paths import safe_name
 from ..errors import ConfigError
 
 
@@ -119,9 +120,13 @@ def check_out(out_dir, force=False):
 
 
 def default_out(exp):
+    """results/<name>-<backend>-<policy>-<time>: the experiment's name
+    and the policy as named made safe (paths.safe_name), so that the
+    folder is one name inside results/ whatever they hold."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
     return os.path.join('results', '%s-%s-%s-%s' % (
-        exp.name, exp.backend, exp.policy_label or exp.policy, stamp))
+        safe_name(exp.name), exp.backend,
+        safe_name(exp.policy_label or exp.policy), stamp))
 
 
 def meta(exp, wall_s=None):

@@ -21,7 +21,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from . import metrics
 from ..errors import ConfigError
 from . import overrides
+from .paths import safe_name
 
 # the headline totals of a run, in runs.csv and the report (lower is
 # better for every one)
@@ -90,8 +90,6 @@ def parse_seeds(text):
     return sorted(out)
 
 
-def _slug(text):
-    return re.sub(r'[^A-Za-z0-9._=+-]+', '_', str(text)).strip('_') or '_'
 
 
 # keys the sweep's own flags set: an axis of them would be overridden
@@ -165,17 +163,23 @@ def _distinct(exp, sets, made, policy):
 
 
 def run_key(backend, policy, sets, seed):
-    """A run's folder name: backend, policy, each axis value, seed; a
-    value whose name is not safe in a path gets a short hash of its
-    exact text, so no two values share a folder."""
-    parts = [backend, _slug(policy)]
+    """A run's folder name: backend, policy, each axis value, seed, each
+    made safe (paths.safe_name); a value whose name is not safe in a
+    path gets a short hash of its exact text, so no two values share a
+    folder. The whole is one name of at most KEY_MAX characters (a
+    longer one is cut and ends in a hash of the whole)."""
+    parts = [backend, safe_name(policy)]
     for k, v in sets:
         text = '%s=%s' % (k, overrides.value_text(v))
-        slug = _slug(text)
-        if slug != text:
+        slug = safe_name(text)
+        if slug != text and '~' not in slug:
             slug += '~' + hashlib.sha1(text.encode()).hexdigest()[:6]
         parts.append(slug)
-    return '-'.join(parts + ['s%d' % seed])
+    return safe_name('-'.join(parts + ['s%d' % seed]), KEY_MAX)
+
+
+# the longest run folder name (runs.csv and the logs/ file add to it)
+KEY_MAX = 200
 
 
 def check_out(root, experiment):
