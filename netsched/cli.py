@@ -523,9 +523,10 @@ def cmd_run(a):
     """Run an experiment on the chosen backend and report."""
     from .pipeline import run
     exp = _experiment(a)
-    run.check_out(a.out, getattr(a, 'force', False))
+    out = a.out or run.default_out(exp)
+    run.check_out(out, getattr(a, 'force', False), own='run')
     log = _logger()
-    out, summary = run.execute(exp, a.out, say=log,
+    out, summary = run.execute(exp, out, say=log,
                                attach=getattr(a, 'attach', None),
                                command=getattr(a, 'command_line', None))
     print()
@@ -539,7 +540,11 @@ def cmd_run(a):
 
 def cmd_compare(a):
     """Per-job and per-coflow differences between two runs' results."""
-    from .pipeline import metrics
+    from .pipeline import metrics, run
+    # --out as a run's: checked before anything is read or printed, and
+    # never a run's (or a sweep's) folder, whose report.html it would
+    # replace
+    run.check_out(a.out, a.force, own='compare')
     sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
     rows = metrics.compare(sa, sb)
     print('A: %s (%s)   B: %s (%s)' % (a.a, _run_label(sa), a.b,
@@ -828,7 +833,11 @@ def build_parser():
     p.add_argument('b', help='results directory')
     p.add_argument('--all', action='store_true', help='print every row')
     p.add_argument('--out', help='also write a compare folder here '
-                   '(compare.json and report.html)')
+                   '(compare.json and report.html): new or empty, or with '
+                   '--force a compare folder')
+    p.add_argument('--force', action='store_true',
+                   help='write into a --out folder that is not empty (never'
+                   ' one that holds a run, a sweep or a crosscheck)')
     p.set_defaults(fn=cmd_compare)
     p = sub.add_parser('crosscheck', help='run an experiment under several '
                        'policies on two or three backends and compare the '

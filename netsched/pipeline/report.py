@@ -14,7 +14,7 @@ import os
 import time
 
 from ..errors import ConfigError
-from . import stats, sweep, sweep_plots
+from . import paths, stats, sweep, sweep_plots
 
 FORMATS = ('png', 'svg', 'pdf')
 # the metric a sweep's answer leads with: the first one its runs have
@@ -23,12 +23,9 @@ PRIMARY = ('avg_jct_s', 'avg_sct_s', 'avg_cct_s', 'avg_iteration_s')
 
 def kind(path):
     """What a folder holds: sweep, crosscheck, compare or run."""
-    for k, f in (('reproduce', 'reproduce.json'),
-                 ('sweep', 'sweep.json'), ('crosscheck', 'crosscheck.json'),
-                 ('compare', 'compare.json'), ('run', 'summary.json'),
-                 ('run', 'events.jsonl')):       # one that did not finish
-        if os.path.isfile(os.path.join(path, f)):
-            return k
+    k = paths.folder_kind(path)
+    if k is not None:
+        return k
     raise ConfigError('%s: not a run, sweep, crosscheck, compare or '
                       'reproduction folder (no summary.json, events.jsonl, '
                       'sweep.json, crosscheck.json, compare.json or '
@@ -57,8 +54,12 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
     if notes is not None:
         notes.extend(page.get('notes', ()))
     figs = page.pop('figures')
-    page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
-                       for name, caption, fig in figs]
+    try:
+        page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
+                           for name, caption, fig in figs]
+    except OSError as e:          # figures/ cannot be made or written
+        raise ConfigError('%s: cannot be written: %s' % (
+            e.filename or os.path.join(path, figdir), e.strerror)) from None
     if files is not None:
         files.extend(os.path.join(path, f['file'])
                      for f in page['figures'] if f['file'])
@@ -66,9 +67,14 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
                 made=time.strftime('%Y-%m-%d %H:%M:%S'))
     out = os.path.join(path, 'report.html')
     tmp = out + '.tmp'
-    with open(tmp, 'w', encoding='utf-8') as f:
-        f.write(render(page))
-    os.replace(tmp, out)
+    text = render(page)
+    try:
+        with open(tmp, 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.replace(tmp, out)
+    except OSError as e:
+        raise ConfigError('%s: cannot be written: %s' % (
+            out, e.strerror)) from None
     return out
 
 
@@ -438,7 +444,11 @@ def write_compare(out_dir, a, b, sa, sb, rows):
     ``incomplete``: {A or B: what stopped it} where a run did not
     finish)."""
     from .metrics import incomplete_text
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise ConfigError('--out %s: cannot be made: %s' % (
+            out_dir, e.strerror)) from None
     label = lambda s: '%s, %s' % (s['backend'], s['policy'])   # noqa: E731
     d = {'a': os.path.abspath(a), 'b': os.path.abspath(b),
          'a_label': label(sa), 'b_label': label(sb),
@@ -448,5 +458,9 @@ def write_compare(out_dir, a, b, sa, sb, rows):
            if incomplete_text(s)}
     if cut:
         d['incomplete'] = cut
-    with open(os.path.join(out_dir, 'compare.json'), 'w') as f:
-        json.dump(d, f, indent=1)
+    try:
+        with open(os.path.join(out_dir, 'compare.json'), 'w') as f:
+            json.dump(d, f, indent=1)
+    except OSError as e:
+        raise ConfigError('--out %s: cannot be written: %s' % (
+            out_dir, e.strerror)) from None

@@ -23,6 +23,7 @@ import yaml
 
 from .. import ROOT, __version__
 from . import metrics
+from . import paths
 from .paths import safe_name
 from ..errors import ConfigError
 
@@ -105,18 +106,14 @@ def versions(backend=None):
     return out
 
 
-def check_out(out_dir, force=False):
-    """A run's or a crosscheck's --out: a new or empty folder, or with
-    ``force`` any folder (its files of the same names are replaced);
-    otherwise a ConfigError that names it. Nothing is written."""
-    if out_dir is None or not os.path.exists(out_dir):
-        return
-    if not os.path.isdir(out_dir):
-        raise ConfigError('--out %s: exists and is not a folder' % out_dir)
-    if os.listdir(out_dir) and not force:
-        raise ConfigError('--out %s: exists and is not empty; choose another '
-                          'folder, or give --force to write into it'
-                          % out_dir)
+def check_out(out_dir, force=False, own=None):
+    """A run's or a crosscheck's --out: a new folder that can be made, an
+    empty one, or with ``force`` any folder (its files of the same names
+    are replaced); ``own`` 'run': with --force, not a folder that holds
+    a sweep's, a crosscheck's, a compare's or a study's results
+    (paths.check_out); otherwise a ConfigError that names it. Nothing is
+    written."""
+    paths.check_out(out_dir, force, own)
 
 
 def default_out(exp):
@@ -150,7 +147,8 @@ def meta(exp, wall_s=None):
 
 
 def prepare(exp, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
+    """The run folder made, experiment.yaml in it (a folder that cannot
+    be made or written: a ConfigError naming it)."""
     raw = dict(exp.raw or {})
     raw.update(backend=exp.backend, policy=dict(exp.policy_params,
                                                 name=exp.policy))
@@ -160,8 +158,13 @@ def prepare(exp, out_dir):
                         'time_scale': t.time_scale, 'skip': t.skip,
                         'size_scale': t.size_scale, 'racks': t.racks,
                         'start_s': t.start_s}
-    with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:
-        yaml.safe_dump(raw, f, sort_keys=False)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:
+            yaml.safe_dump(raw, f, sort_keys=False)
+    except (OSError, ValueError) as e:    # ValueError: a NUL in the path
+        raise ConfigError('--out %s: cannot be written: %s' % (
+            out_dir, getattr(e, 'strerror', None) or e)) from None
 
 
 def execute(exp, out_dir=None, say=print, plots=True, attach=None,

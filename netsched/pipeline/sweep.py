@@ -189,6 +189,9 @@ def check_out(root, experiment):
         parent = os.path.dirname(os.path.abspath(root))
         while not os.path.exists(parent):
             parent = os.path.dirname(parent)
+        if not os.path.isdir(parent):
+            raise ConfigError('--out %s: cannot be made: %s is a file, not '
+                              'a folder' % (root, parent))
         if not os.access(parent, os.W_OK | os.X_OK):
             raise ConfigError('--out %s: cannot be made (%s is not '
                               'writable)' % (root, parent))
