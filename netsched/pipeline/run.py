@@ -146,6 +146,54 @@ def meta(exp, wall_s=None):
                       'rate': 'bit/s, data-center (emulated = / scale)'}}
 
 
+# what a run writes into its folder, summary.json first (its presence
+# says the run finished), then the rest; the figures are also at
+# figures/NAME.FORMAT where `netsched report --format` put them
+RUN_FILES = ('summary.json', 'report.html', 'report.html.tmp', 'run.json',
+             'run.json.tmp', 'events.jsonl', 'experiment.yaml', 'jobs.csv',
+             'iterations.csv', 'coflows.csv', 'stages.csv', 'flows.csv',
+             'links.csv', 'decisions.jsonl')
+FIGURES = ('iteration_cdf', 'jct', 'sct', 'link_utilization', 'cct_cdf',
+           'topology', 'circles', 'circuits')
+FIGURE_FORMATS = ('png', 'svg', 'pdf')
+
+
+def leftovers(out_dir):
+    """The files an earlier run left in ``out_dir`` (those of the names
+    a run writes, RUN_FILES first; the emulator's agent logs; the
+    figures), in the order :func:`clear` removes them."""
+    import glob
+    names = list(RUN_FILES) + ['%s%s.%s' % (d, f, x) for d in ('', 'figures/')
+                               for f in FIGURES for x in FIGURE_FORMATS]
+    found = [os.path.join(out_dir, n) for n in names
+             if os.path.isfile(os.path.join(out_dir, n))]
+    return found + sorted(glob.glob(os.path.join(glob.escape(out_dir),
+                                                 'agent-*.log')))
+
+
+def clear(out_dir):
+    """Before a run into a folder that holds an earlier one (--force):
+    remove what that run wrote (:func:`leftovers`; summary.json first,
+    so that a rerun that fails or is stopped can never pass for the
+    finished one in ``report`` or ``compare``); other files stay.
+    Returns the paths removed; one that cannot be removed is a
+    ConfigError naming it."""
+    gone = []
+    for p in leftovers(out_dir):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise ConfigError('--force: %s (of the run before) cannot be '
+                              'removed: %s' % (p, e.strerror)) from None
+        gone.append(p)
+    figs = os.path.join(out_dir, 'figures')
+    if gone and os.path.isdir(figs) and not os.listdir(figs):
+        os.rmdir(figs)
+    return gone
+
+
 def prepare(exp, out_dir):
     """The run folder made, experiment.yaml in it (a folder that cannot
     be made or written: a ConfigError naming it)."""
@@ -181,6 +229,12 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
         from ..emulator.attach import AttachedFabric
         attach = AttachedFabric(exp, attach)
     out_dir = out_dir or default_out(exp)
+    if os.path.isdir(out_dir):         # --force: the run before goes
+        cleared = clear(out_dir)
+        if cleared:
+            say('--force: removed the %d files of the run before in %s '
+                '(summary.json, report.html, ...)' % (len(cleared),
+                                                       out_dir))
     prepare(exp, out_dir)
     log_path = os.path.join(out_dir, 'events.jsonl')
     t0 = time.monotonic()
