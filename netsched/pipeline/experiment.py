@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import ROOT, qos
 from .. import topology as topo
-from ..errors import ConfigError, TopologyError, read_text
+from ..errors import ConfigError, TopologyError, read_text, yaml_loader
 from . import knobs
 from .knobs import Knobs
 
@@ -503,8 +503,8 @@ def _load_yaml(path):
     import yaml
     f = io.StringIO(read_text(path))
     f.name = path                 # what YAML's error marks call the file
-    try:
-        return yaml.safe_load(f)
+    try:                          # no aliases (errors.yaml_loader)
+        return yaml.load(f, Loader=yaml_loader())
     except yaml.YAMLError as e:
         raise ConfigError('%s: not valid YAML: %s' % (path, e)) from None
     except RecursionError:        # the parser recurses once per level

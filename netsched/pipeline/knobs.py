@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..errors import ConfigError
+from ..errors import ConfigError, yaml_loader
 
 # a kernel congestion-control module's name (TCP_CA_NAME_MAX is 16)
 CC_NAME = re.compile(r'^[a-z][a-z0-9_]{0,14}$')
@@ -119,8 +119,8 @@ def _scalar(var, text):
     """A number where the text is one, else the text (the key's check
     then names what is wrong with it)."""
     try:
-        v = yaml.safe_load(text)
-    except yaml.YAMLError:
+        v = yaml.load(text, Loader=yaml_loader())
+    except (yaml.YAMLError, ConfigError):   # an alias: yaml_loader
         return text
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) \
         else text

@@ -1059,10 +1059,11 @@ def _meta_guess(path, m):
     from before run.json recorded it): experiment.yaml's keys as
     written, the backend, policy and seed from the log's ``run_start``."""
     import yaml
+    from ..errors import ConfigError, yaml_loader
     try:
         with open(os.path.join(path, 'experiment.yaml')) as f:
-            d = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError):
+            d = yaml.load(f, Loader=yaml_loader())
+    except (OSError, ValueError, yaml.YAMLError, ConfigError):
         d = None
     d = d if isinstance(d, dict) else {}
     start = (m.get('log') or {}).get('start') or {}

@@ -16,7 +16,7 @@ import json
 
 import yaml
 
-from ..errors import ConfigError
+from ..errors import ConfigError, YamlAliasError, yaml_loader
 
 
 def parse(text, where='--set'):
@@ -32,8 +32,12 @@ def parse(text, where='--set'):
     for raw in _split(rhs):
         if not raw.strip():
             raise ConfigError('%s %s: empty value' % (where, text))
-        try:
-            values.append(yaml.safe_load(raw))
+        try:                      # no aliases (errors.yaml_loader)
+            values.append(yaml.load(raw, Loader=yaml_loader()))
+        except YamlAliasError as e:
+            raise ConfigError('%s %s: YAML anchors and aliases are not '
+                              'accepted (%s)' % (where, text, e.token)) \
+                from None
         except yaml.YAMLError as e:
             raise ConfigError('%s %s: value %r is not valid YAML: %s'
                               % (where, text, raw,

@@ -29,7 +29,7 @@ import time
 import yaml
 
 from . import metrics
-from ..errors import ConfigError
+from ..errors import ConfigError, yaml_loader
 from . import overrides, stats, sweep
 from .paths import safe_name
 
@@ -77,8 +77,8 @@ def load(path):
     """The study file at ``path``, every key checked; experiments are
     checked when planned (:func:`plan`)."""
     try:
-        with open(path) as f:
-            d = yaml.safe_load(f)
+        with open(path) as f:     # no aliases (errors.yaml_loader)
+            d = yaml.load(f, Loader=yaml_loader())
     except OSError as e:
         raise ConfigError('%s: %s' % (path, e.strerror)) from None
     except yaml.YAMLError as e:

@@ -194,6 +194,14 @@ def clear(out_dir):
     return gone
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """safe_dump that writes a value met twice out twice (no anchor and
+    alias: errors.yaml_loader refuses them)."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
 def prepare(exp, out_dir):
     """The run folder made, experiment.yaml in it (a folder that cannot
     be made or written: a ConfigError naming it)."""
@@ -209,7 +217,8 @@ def prepare(exp, out_dir):
     try:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:
-            yaml.safe_dump(raw, f, sort_keys=False)
+            # no anchors: the file is read again as users' YAML is
+            yaml.dump(raw, f, Dumper=_PlainDumper, sort_keys=False)
     except (OSError, ValueError) as e:    # ValueError: a NUL in the path
         raise ConfigError('--out %s: cannot be written: %s' % (
             out_dir, getattr(e, 'strerror', None) or e)) from None

@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass
 
 from .. import ROOT
-from ..errors import ConfigError, read_text
+from ..errors import ConfigError, YamlAliasError, read_text, yaml_loader
 
 BYTES_PER_PARAM = 4
 MODELS_DIR = os.path.join(ROOT, 'workloads', 'models')
@@ -289,8 +289,10 @@ def load_file(path):
     import yaml
     f = io.StringIO(read_text(path, 'model profile '))
     f.name = path                 # what YAML's error marks call the file
-    try:
-        d = yaml.safe_load(f)
+    try:                          # no aliases (errors.yaml_loader)
+        d = yaml.load(f, Loader=yaml_loader())
+    except YamlAliasError as e:
+        raise ConfigError('model profile %s' % e) from None
     except yaml.YAMLError as e:
         raise ConfigError('model profile %s: not YAML/JSON: %s' % (path, e))
     except RecursionError:        # the parser recurses once per level
