@@ -592,7 +592,7 @@ def _run_label(summary):
     """A run's backend, policy and, on a hybrid fabric, circuit
     scheduler, for compare's header."""
     circ = summary.get('circuit_scheduler')
-    return '%s, %s%s' % (summary['backend'], summary['policy'],
+    return '%s, %s%s' % (summary.get('backend'), summary.get('policy'),
                          ', circuits %s' % circ if circ else '')
 
 

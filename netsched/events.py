@@ -68,7 +68,11 @@ def read(path, cut=None):
     except OSError as e:
         raise ConfigError('%s: %s' % (path, e.strerror)) from None
     with f:
-        lines = f.readlines()
+        try:
+            lines = f.readlines()
+        except UnicodeDecodeError as e:
+            raise ConfigError('%s: binary data, not JSON lines (byte 0x%02x)'
+                              % (path, e.object[e.start])) from None
     if lines and not lines[-1].endswith('\n'):
         last = lines.pop()                 # complete, or the killed run's
         try:
@@ -174,7 +178,13 @@ def scan(path, cut=None, block=1 << 24):
             data = rest + data
             cut_at = len(data) if eof else data.rfind(b'\n') + 1
             raw, rest = data[:cut_at], data[cut_at:]
-            text = dec.decode(raw, eof)
+            try:
+                text = dec.decode(raw, eof)
+            except UnicodeDecodeError as e:     # a binary file, or damaged
+                at = min(e.start, len(raw) - 1)
+                raise ConfigError('%s:%d: binary data, not a JSON line (byte '
+                                  '0x%02x)' % (path, done + raw.count(
+                                      b'\n', 0, at) + 1, raw[at])) from None
             if eof and text and not text.endswith('\n'):
                 i = text.rfind('\n') + 1
                 text, last = text[:i], text[i:]

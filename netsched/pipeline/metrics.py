@@ -5,6 +5,7 @@ Everything here reads only the event log (netsched.events), so both
 backends get identical treatment. summary.json is a stable format
 (``format: netsched-summary/1``), documented in docs/experiment-format.md.
 """
+import contextlib
 import csv
 import io
 import json
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import events as evlog
+from . import shapes
 
 SUMMARY_FORMAT = 'netsched-summary/1'
 # the run totals (summary.json 'totals') a comparison is made on, lower
@@ -1046,12 +1048,23 @@ def process_alive(record):
 
 
 def _record(path):
+    """run.json as a reader of a run that did not finish takes it: {}
+    where it is missing or not a JSON object; its ``meta`` and
+    ``stopped`` left out where they are not as a run writes them (the
+    event log is the run's measure, the record only adds to it)."""
     try:
         with open(os.path.join(path, 'run.json')) as f:
             d = json.load(f)
-        return d if isinstance(d, dict) else {}
     except (OSError, ValueError):
         return {}
+    if not isinstance(d, dict):
+        return {}
+    out = {}
+    for k, v in d.items():
+        shape = shapes.RUN_RECORD.get(k + '?')
+        if shape is None or not shapes.problem(v, shape):
+            out[k] = v
+    return out
 
 
 def _meta_guess(path, m):
@@ -1070,7 +1083,7 @@ def _meta_guess(path, m):
     pol = d.get('policy')
     params = {k: v for k, v in pol.items() if k != 'name'} \
         if isinstance(pol, dict) else {}
-    return {'experiment': d.get('name') or os.path.basename(
+    meta = {'experiment': d.get('name') or os.path.basename(
                 os.path.abspath(path)),
             'backend': start.get('backend', d.get('backend')),
             'policy': start.get('policy', pol.get('name')
@@ -1079,6 +1092,12 @@ def _meta_guess(path, m):
             'seed': start.get('seed', d.get('seed')),
             'scale': d.get('scale'), 'topology': d.get('topology'),
             'link_bps': d.get('link_bps'), 'queues': d.get('queues')}
+    # a guess: a value of another type than a run records is left out
+    meta = {k: None if shapes.problem(v, shapes.META[k + '?']) else v
+            for k, v in meta.items()}
+    meta['experiment'] = meta['experiment'] or os.path.basename(
+        os.path.abspath(path))
+    return meta
 
 
 def partial(path):
@@ -1091,10 +1110,12 @@ def partial(path):
     began. A log that did end (the run was stopped while writing its
     results) gives the finished run's summary."""
     cut = []
-    m = from_log(os.path.join(path, 'events.jsonl'), cut)
-    record = _record(path)
-    stop = stop_state(m, record, cut[0] if cut else None)
-    return m, summarize(m, record.get('meta') or _meta_guess(path, m), stop)
+    with reading(path):
+        m = from_log(os.path.join(path, 'events.jsonl'), cut)
+        record = _record(path)
+        stop = stop_state(m, record, cut[0] if cut else None)
+        return m, summarize(m, record.get('meta') or _meta_guess(path, m),
+                            stop)
 
 
 def incomplete_text(summary, head='INCOMPLETE: '):
@@ -1104,15 +1125,16 @@ def incomplete_text(summary, head='INCOMPLETE: '):
     inc = summary.get('incomplete')
     if summary.get('complete', True) or not inc:
         return None
-    tot = summary['totals']
-    done = ['%d of the %d jobs' % (tot['jobs_done'], len(summary['jobs']))
-            if summary['jobs'] else None,
-            '%d of the %d coflows' % (tot['coflows_done'],
-                                      len(summary['coflows']))
-            if summary['coflows'] else None]
+    tot = summary.get('totals') or {}       # a summary made by hand: '?'
+    jobs, cofs = summary.get('jobs') or {}, summary.get('coflows') or {}
+    done = ['%s of the %d jobs' % (tot.get('jobs_done', '?'), len(jobs))
+            if jobs else None,
+            '%s of the %d coflows' % (tot.get('coflows_done', '?'),
+                                      len(cofs))
+            if cofs else None]
     done = ' and '.join(x for x in done if x)
     done = ('%s it began' % done if done else 'nothing') + (
-        ', %d iterations' % tot['iterations_done'] if summary['jobs']
+        ', %s iterations' % tot.get('iterations_done', '?') if jobs
         else '')
     return head + '%s; %s t=%.4g s (last event %s%s); finished: %s%s' % (
         inc['reason'], 'logged up to' if inc['cause'] == 'running'
@@ -1138,12 +1160,74 @@ def load_summary(path):
             s = json.load(f)
     except OSError as e:
         raise ConfigError('%s: %s' % (p, e.strerror)) from None
-    except ValueError:
+    except RecursionError:
+        raise ConfigError('%s: not JSON (nested too deeply)' % p) from None
+    except ValueError:                 # UnicodeDecodeError among them
         raise ConfigError('%s: not JSON' % p) from None
-    if s.get('format') != SUMMARY_FORMAT:
-        raise ConfigError('%s: not a netsched summary (format %r)'
-                          % (p, s.get('format')))
-    return s
+    if not isinstance(s, dict) or s.get('format') != SUMMARY_FORMAT:
+        raise ConfigError('%s: not a netsched summary (%s)' % (
+            p, 'format %s' % shapes.brief(s.get('format'))
+            if isinstance(s, dict) else 'it is %s, not an object'
+            % shapes.brief(s)))
+    return shapes.check(s, shapes.SUMMARY, p)
+
+
+def check_log(path):
+    """The first event of the log at ``path`` that is not as a run writes
+    it (a field missing, or of another type: shapes.EVENTS), as a
+    ConfigError naming the line, the field and its value; None where
+    every event is. (A log that is not JSON lines is an error of
+    events.scan.)"""
+    from ..errors import ConfigError
+    for cols, evs, _ in evlog.scan(path):
+        for n, e in evs:
+            bad = shapes.event_problem(e)
+            if bad is not None:
+                key, want, got = bad
+                return ConfigError('%s:%d: a %s event: %s: %s' % (
+                    path, n, shapes.brief(e.get('ev'), 30), key,
+                    'missing' if want.startswith('there') else
+                    'want %s, got %s' % (want, shapes.brief(got))))
+    return None
+
+
+# what a reader of a damaged folder may raise, where its data is not as
+# a run writes it
+DAMAGE = (TypeError, KeyError, ValueError, AttributeError, IndexError,
+          ZeroDivisionError, OverflowError)
+
+
+@contextlib.contextmanager
+def reading(folder):
+    """Around code that reads the run folder ``folder``: an exception of
+    DAMAGE (not a NetschedError) raised inside becomes the ConfigError
+    that names the file, line and field where its summary.json or
+    events.jsonl is damaged, if they are; else it goes on as it was (a
+    bug, its traceback kept). The event log is checked only then: the
+    readers' own speed is not paid for."""
+    from ..errors import NetschedError
+    try:
+        yield
+    except NetschedError:
+        raise
+    except DAMAGE:
+        err = damage(folder)
+        if err is None:
+            raise
+        raise err from None
+
+
+def damage(folder):
+    """The ConfigError that says what is damaged in the run folder
+    ``folder`` (summary.json's shape, then each event's), or None."""
+    from ..errors import ConfigError
+    try:
+        if os.path.isfile(os.path.join(folder, 'summary.json')):
+            load_summary(os.path.join(folder, 'summary.json'))
+        log = os.path.join(folder, 'events.jsonl')
+        return check_log(log) if os.path.isfile(log) else None
+    except ConfigError as e:
+        return e
 
 
 def error_stats(rows):

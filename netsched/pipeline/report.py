@@ -138,13 +138,24 @@ def _read_json(p, what):
 
 
 def _run(path, m=None, summary=None):
+    """A run's page; what is damaged in its folder (metrics.reading) is
+    an error that names the file, line and field."""
     from . import metrics
+    with metrics.reading(path):
+        return _run_page(path, m, summary)
+
+
+def _run_page(path, m, summary):
+    from . import metrics, shapes
     from . import plots
     if summary is None and not os.path.isfile(os.path.join(path,
                                                           'summary.json')):
         m, summary = metrics.partial(path)     # it did not finish
     elif summary is None:
         summary = metrics.load_summary(path)
+        # a page takes more of it than a comparison
+        shapes.check(summary, shapes.SUMMARY_PAGE,
+                     os.path.join(path, 'summary.json'))
         m = metrics.from_log(os.path.join(path, 'events.jsonl'))
     info = {}
     if os.path.isfile(os.path.join(path, 'run.json')):
@@ -177,9 +188,11 @@ def _table(summary):
 # --- a sweep ---------------------------------------------------------------
 
 def _sweep(path, baseline=None):
-    d = _read_json(os.path.join(path, 'sweep.json'), 'sweep.json')
+    d = sweep.read_definition(path)
     csv_path = os.path.join(path, 'runs.csv')
-    rows = sweep.read_rows(csv_path) if os.path.isfile(csv_path) else []
+    # a run runs.csv says ok whose summary is gone: missing, not ok
+    rows = sweep.read_rows(csv_path, path) if os.path.isfile(csv_path) \
+        else []
     rows = _unfinished(path, rows)
     ok = [r for r in rows if r.get('status') == 'ok']
     axes = [k for k, _ in d.get('sets', [])]
@@ -429,7 +442,9 @@ def _crosscheck_pairs(rep, bs):
 def _compare(path, baseline=None):
     from . import metrics
     from . import plots
-    rep = _read_json(os.path.join(path, 'compare.json'), 'compare.json')
+    from . import shapes
+    rep = sweep.read_json(os.path.join(path, 'compare.json'),
+                          shapes.COMPARE, 'a compare record')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
             'compare': rep,
             'notes': ['INCOMPLETE %s: %s' % kv for kv in sorted(
@@ -449,7 +464,8 @@ def write_compare(out_dir, a, b, sa, sb, rows):
     except OSError as e:
         raise ConfigError('--out %s: cannot be made: %s' % (
             out_dir, e.strerror)) from None
-    label = lambda s: '%s, %s' % (s['backend'], s['policy'])   # noqa: E731
+    label = lambda s: '%s, %s' % (s.get('backend'),            # noqa: E731
+                                  s.get('policy'))
     d = {'a': os.path.abspath(a), 'b': os.path.abspath(b),
          'a_label': label(sa), 'b_label': label(sb),
          'rows': [list(r) for r in rows]}

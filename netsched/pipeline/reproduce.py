@@ -241,7 +241,8 @@ def table(study, out):
             path = os.path.join(folder(out, s, b), 'runs.csv')
             if not os.path.isfile(path):
                 continue
-            ok = [r for r in sweep.read_rows(path) if r.get('status') == 'ok']
+            ok = [r for r in sweep.read_rows(path, folder(out, s, b))
+                  if r.get('status') == 'ok']
             axes = [k for k, _ in s.axes(b)]
             for ci, cl in enumerate(s.claims):
                 pol, base = s.arms[cl.policy], s.arms[cl.against]
@@ -404,7 +405,8 @@ def unfinished(study, out):
             path = os.path.join(root, 'runs.csv')
             if not os.path.isdir(root):
                 continue
-            rows = sweep.read_rows(path) if os.path.isfile(path) else []
+            rows = sweep.read_rows(path, root) if os.path.isfile(path) \
+                else []
             left += [dict(r, study=s.id, backend=b)
                      for r in _unfinished(root, rows)
                      if r.get('status') != 'ok']
@@ -413,8 +415,9 @@ def unfinished(study, out):
 
 def page(out):
     """What the report template needs for a reproduction folder."""
-    with open(os.path.join(out, 'reproduce.json')) as f:
-        d = json.load(f)
+    d = sweep.read_json(os.path.join(out, 'reproduce.json'),
+                        {'study': 'str', 'studies': ('list', 'str')},
+                        'a reproduction record')
     study = load(d['study'])
     study['studies'] = [s for s in study['studies'] if s.id in d['studies']]
     rows = table(study, out)

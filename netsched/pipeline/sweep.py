@@ -38,7 +38,8 @@ from .paths import safe_name
 # the headline totals of a run, in runs.csv and the report (lower is
 # better for every one)
 HEADLINE = tuple(metrics.TOTALS)
-STATUSES = ('ok', 'failed', 'interrupted')
+# missing: runs.csv says ok, but the run's summary.json is gone
+STATUSES = ('ok', 'failed', 'interrupted', 'missing')
 
 
 @dataclass(frozen=True)
@@ -207,15 +208,38 @@ def check_out(root, experiment):
                               'sweep (no sweep.json); choose another folder'
                               % root)
         return
-    try:
-        with open(meta) as f:
-            before = json.load(f).get('experiment')
-    except (OSError, ValueError) as e:
-        raise ConfigError('%s: unreadable: %s' % (meta, e)) from None
+    before = read_json(meta, {'experiment': 'str?'},
+                       'a sweep definition').get('experiment')
     if before != os.path.abspath(experiment):
         raise ConfigError('--out %s: holds a sweep of %s, not of %s; choose '
                           'another folder' % (root, before,
                                               os.path.abspath(experiment)))
+
+
+def read_json(path, shape, what):
+    """A JSON file of a results folder, checked against ``shape``
+    (pipeline.shapes); a ConfigError that names the file and what is
+    wrong with it."""
+    from . import shapes
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except OSError as e:
+        raise ConfigError('%s: %s' % (path, e.strerror)) from None
+    except RecursionError:
+        raise ConfigError('%s: not JSON (nested too deeply)' % path) \
+            from None
+    except ValueError:                 # UnicodeDecodeError among them
+        raise ConfigError('%s: %s is not JSON' % (
+            path, os.path.basename(path))) from None
+    return shapes.check(d, shape, path, what)
+
+
+def read_definition(root):
+    """A sweep folder's sweep.json (what the sweep was asked), checked."""
+    from . import shapes
+    return read_json(os.path.join(root, 'sweep.json'), shapes.SWEEP,
+                     'a sweep definition')
 
 
 # --- running one -----------------------------------------------------------
@@ -348,9 +372,8 @@ class Table:
         self.rows = {}
         if os.path.isfile(path):
             # kept as written: a row of an earlier run is rewritten as is
-            with open(path, newline='') as f:
-                for r in csv.DictReader(f):
-                    self.rows[r['run']] = r
+            for _, r in _csv_rows(path):
+                self.rows[r['run']] = r
 
     def done(self, spec, root):
         r = self.rows.get(spec.key)
@@ -388,24 +411,64 @@ class Table:
 NUMBERS = ('wall_s', 'jobs_done', 'coflows_done') + HEADLINE
 
 
-def read_rows(path):
+def read_rows(path, root=None):
     """runs.csv as dicts, '' as None; the seed an int and the metrics
-    floats; everything else (axis values among it) text as written."""
+    floats; everything else (axis values among it) text as written.
+    With ``root`` (the sweep folder), a row that says ok whose run
+    folder holds no summary.json (deleted since) says ``missing``. A
+    row that names no run folder, or a number that is not one: a
+    ConfigError naming the line and column."""
     out = []
-    with open(path, newline='') as f:
-        for r in csv.DictReader(f):
-            d = {}
-            for k, v in r.items():
-                if v == '' or v is None:
-                    d[k] = None
-                elif k == 'seed':
-                    d[k] = int(v)
-                elif k in NUMBERS or '[' in k:
-                    d[k] = float(v)
-                else:
-                    d[k] = v
-            out.append(d)
+    for n, r in _csv_rows(path):
+        d = {}
+        for k, v in r.items():
+            if v == '' or v is None:
+                d[k] = None
+            elif k == 'seed' or k in NUMBERS or '[' in k:
+                try:
+                    d[k] = int(v) if k == 'seed' else float(v)
+                except ValueError:
+                    raise ConfigError('%s:%d: %s: not %s: %s' % (
+                        path, n, k, 'a seed' if k == 'seed' else 'a number',
+                        _brief(v))) from None
+            else:
+                d[k] = v
+        if root is not None and d.get('status') == 'ok' and \
+                not os.path.isfile(os.path.join(root, d['run'],
+                                                'summary.json')):
+            d.update(status='missing', error='runs.csv says ok, but %s '
+                     'is gone' % os.path.join(d['run'], 'summary.json'))
+        out.append(d)
     return out
+
+
+def _csv_rows(path):
+    """(line number, row) of runs.csv, each row naming its run by a
+    folder name (paths.is_component: not a path that leads out of the
+    sweep folder); a ConfigError naming the line where it is not, or
+    where the file is not CSV text."""
+    from .paths import is_component
+    try:
+        with open(path, newline='') as f:
+            reader = csv.DictReader(f)
+            for r in reader:
+                n = reader.line_num
+                if None in r:
+                    raise ConfigError('%s:%d: more fields than the header '
+                                      'names' % (path, n))
+                if not is_component(r.get('run')):
+                    raise ConfigError('%s:%d: run: not a run folder name: '
+                                      '%s' % (path, n, _brief(r.get('run'))))
+                yield n, r
+    except OSError as e:
+        raise ConfigError('%s: %s' % (path, e.strerror)) from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise ConfigError('%s: not CSV text: %s' % (path, e)) from None
+
+
+def _brief(v):
+    from .shapes import brief
+    return brief(v)
 
 
 # --- the executors ---------------------------------------------------------

@@ -13,6 +13,8 @@ import numpy as np
 
 from . import metrics
 from . import stats
+from .shapes import brief
+from ..errors import ConfigError
 from .plots import diagonal, figure, log_axis
 
 NAMES = metrics.TOTALS
@@ -92,13 +94,29 @@ def bars(rows, policies, shown, axes, title):
 
 
 def read_column(run_dir, fname, column):
-    """The non-empty values of one column of a run's CSV."""
+    """The non-empty values of one column of a run's CSV ([] without the
+    file); a value that is not a number, or a file that is not CSV text,
+    is a ConfigError naming the file and line."""
+    path = os.path.join(run_dir, fname)
+    out = []
     try:
-        with open(os.path.join(run_dir, fname), newline='') as f:
-            return [float(r[column]) for r in csv.DictReader(f)
-                    if r.get(column) not in (None, '')]
+        with open(path, newline='') as f:
+            reader = csv.DictReader(f)
+            for r in reader:
+                v = r.get(column)
+                if v in (None, ''):
+                    continue
+                try:
+                    out.append(float(v))
+                except (TypeError, ValueError):
+                    raise ConfigError('%s:%d: %s: not a number: %s' % (
+                        path, reader.line_num, column,
+                        brief(v))) from None
     except OSError:
         return []
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise ConfigError('%s: not CSV text: %s' % (path, e)) from None
+    return out
 
 
 def cdfs(root, rows, policies, axes, title):
