@@ -331,6 +331,7 @@ class PortMeter : public SimpleRefCount<PortMeter>
     void Tx(Ptr<const Packet> p)
     {
         bytes += p->GetSize();
+        packets++;
     }
 
     void Depth(uint32_t cls, uint32_t, uint32_t now)
@@ -342,6 +343,7 @@ class PortMeter : public SimpleRefCount<PortMeter>
     }
 
     uint64_t bytes = 0;
+    uint64_t packets = 0;
     std::vector<uint32_t> peak;
 };
 
@@ -586,6 +588,17 @@ class Conn : public SimpleRefCount<Conn>
         }
     }
 
+    // the sender is gone (its agent was killed): nothing more is written
+    void Abort()
+    {
+        m_items.clear();
+        m_aborted = true;
+        if (m_sock)
+        {
+            m_sock->Close();
+        }
+    }
+
     // bytes the receiver acknowledged of everything written so far
     uint64_t Acked() const
     {
@@ -674,7 +687,7 @@ class Conn : public SimpleRefCount<Conn>
 
     void Pump()
     {
-        if (!m_connected)
+        if (!m_connected || m_aborted)
         {
             return;
         }
@@ -745,6 +758,7 @@ class Conn : public SimpleRefCount<Conn>
     uint64_t m_queued = 0;
     uint64_t m_written = 0;
     bool m_connected = false;
+    bool m_aborted = false;
     bool m_marked = false;
     int64_t m_markedId = -1;
     double m_nextAt = 0.0;

@@ -83,6 +83,7 @@ class Control:
         self.shifts = {}
         self.decisions = 0
         self.applied = 0
+        self.held = False           # the controller is down (faults)
 
     def register(self, run_id):
         """Every host's registration, as its agent sends it at start."""
@@ -122,8 +123,18 @@ class Control:
         self.sched.report(host, [ev], self.eng.now)
         self.pending = True
 
+    def hold(self, on):
+        """The controller down (a fault): reports wait, nothing is
+        decided or applied; back, it steps at once on what it missed."""
+        self.held = bool(on)
+        if not on:
+            self.pending = True
+            self.step()
+
     def step(self):
         """Step the scheduler now if a report or its own timing asks."""
+        if self.held:
+            return
         now = self.eng.now
         s = self.sched
         due = self.pending or (self.wake_at is not None
@@ -246,6 +257,7 @@ class Engine:
         self._by_coflow = {}          # coflow name -> active flow ids
         self._by_send = {}            # send id -> active flow id
         self._waiting = {}            # flow id -> waits for its class
+        self._cancelled = set()       # flows of failed jobs
         self.conns = {}               # (src, sport, dst, dport) -> Conn
         self._conn_bytes = {}         # conn key -> bytes queued on it
         self.listeners = {}
@@ -316,11 +328,44 @@ class Engine:
         return np.array(ids, np.int64)
 
     def cancel(self, which):
-        raise NetschedError('the ns-3 backend cannot stop a transfer '
-                            'in flight (a failed host)')
+        """Stop the transfers in flight ``which`` (a mask over ``a_id``):
+        a failed job's. Their connections stop writing; what arrives of
+        them later is not reported."""
+        ids = self.a_id[np.asarray(which, bool)]
+        for fid in ids.tolist():
+            key, _, _ = self._active.pop(fid)
+            self._cancelled.add(fid)
+            self._waiting.pop(fid, None)
+            self.conns[key].Abort()
+            name = self.coflow_names[self._flow_cof[fid]]
+            self._by_coflow.get(name, set()).discard(fid)
+            t = self.flow_tag[fid]
+            if t is not None:
+                self._by_send.pop(t.id, None)
+        return ids
 
     def reroute(self):
-        raise NetschedError('the ns-3 backend does not reroute yet')
+        """The routes again over the live links (net.set_down was told):
+        every connection with a path takes it, in both directions; one
+        left with none keeps its route (its packets lost until a link
+        comes back). Returns (connections moved, stranded)."""
+        moved = stranded = 0
+        for (src, sport, dst, dport) in self.conns:
+            old = self.fab.routed(src, dst, sport, dport)
+            try:
+                new = self.fab.route(src, dst, sport, dport, self.net.live,
+                                     self.net.circuits)
+            except ValueError:
+                stranded += 1
+                continue
+            moved += new != old
+        demand = self.control.sched.demand
+        for c in demand.conns.values():
+            try:
+                c.path = self.net.path_id(*c.ends)
+            except ValueError:
+                pass                  # stranded: the old path stands
+        return moved, stranded
 
     # --- applying the controller's outcome --------------------------------
     def _mark(self, fid):
@@ -445,6 +490,9 @@ class Engine:
             ids = [int(x) for x in bus.received]
             bus.received.clear()
             self._last_delivery = self.now
+            ids = [i for i in ids if i not in self._cancelled]
+            if not ids:
+                return
             for i in ids:
                 key, _, _ = self._active.pop(i)
                 self._waiting.pop(i, None)

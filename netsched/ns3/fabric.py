@@ -97,10 +97,13 @@ class Fabric:
                                 self.g.nodes[dst]['ip'], routing.TCP,
                                 sport, dport)
         rev = routing.FiveTuple(fwd.dst, fwd.src, routing.TCP, dport, sport)
+        g = self.g if live is None else live
+        # both paths first: one that has none leaves both directions as
+        # they were (ValueError)
+        paths = [(ft, routing.path_links(g, ft, circuits))
+                 for ft in (fwd, rev)]
         out = None
-        for ft in (fwd, rev):
-            links = routing.path_links(self.g if live is None else live, ft,
-                                       circuits)
+        for ft, links in paths:
             a, b = ip_int(ft.src), ip_int(ft.dst)
             for u, v in links[1:]:          # a host's one link needs none
                 self.router[u].SetRoute(a, b, ft.sport, ft.dport,
@@ -108,6 +111,12 @@ class Fabric:
             self._routed[ft] = links
             out = links if out is None else out
         return out
+
+    def routed(self, src, dst, sport, dport):
+        """The forward path's links as the connection is routed now."""
+        return self._routed.get(routing.FiveTuple(
+            self.g.nodes[src]['ip'], self.g.nodes[dst]['ip'], routing.TCP,
+            sport, dport))
 
     def ip(self, host):
         """A host's address as an integer (the graph's)."""
@@ -135,6 +144,10 @@ class Fabric:
     def port_bytes(self, links):
         """Bytes each directed link (u, v) carried so far (u's port)."""
         return [int(self.meter[k].bytes) for k in links]
+
+    def packet_hops(self):
+        """Packets sent by every port so far (data and ACKs, each hop)."""
+        return sum(int(m.packets) for m in self.meter.values())
 
     def port_stats(self):
         """Per port (u->v): drops, and per class the deepest queue seen

@@ -25,7 +25,8 @@ class Transfer:
 def run(g, transfers, queues=8, mtu=9000, congestion='cubic',
         until_s=60.0, queue_packets=2048):
     """Received time (s) of each transfer, in order (None: not received
-    by ``until_s``), and the run's TCP trouble {retransmits, timeouts}.
+    by ``until_s``), and the run's TCP trouble {retransmits, timeouts}
+    and the packets all ports sent (``packet_hops``).
     Transfer k is sent from port 20000 + k."""
     ns, core = loader.load()
     core.ResetRun()
@@ -67,6 +68,7 @@ def run(g, transfers, queues=8, mtu=9000, congestion='cubic',
             bus.written.clear()
         trouble = core.GetTrouble()
         return done, {'retransmits': int(trouble.retransmits),
-                      'timeouts': int(trouble.timeouts)}
+                      'timeouts': int(trouble.timeouts),
+                      'packet_hops': fab.packet_hops()}
     finally:
         ns.Simulator.Destroy()

@@ -109,6 +109,9 @@ def run(exp, log_path, say, bar=None):
             ctl.register('ns3-%d' % exp.seed)
             eng.open(plan, seg)
             driver = ReportingPlan(plan, ctl)
+            if exp.faults:
+                from .faults import schedule
+                schedule(eng, exp.faults, driver)
             eng.run(driver, until=exp.timeout_s)
             if exp.timeout_s is not None and eng.busy():
                 log.write(eng.now, 'run_incomplete', cause='timeout',
@@ -117,6 +120,7 @@ def run(exp, log_path, say, bar=None):
             packets = {'retransmits': int(trouble.retransmits),
                        'timeouts': int(trouble.timeouts),
                        'fast_recoveries': int(trouble.recoveries),
+                       'packet_hops': fab.packet_hops(),
                        'ports': fab.port_stats()}
             packets['drops'] = sum(p['drops']
                                    for p in packets['ports'].values())

@@ -626,9 +626,6 @@ def _ns3(c, where, backend, circuits, faults):
         if circuits is not None:
             c.fail('circuits', 'hybrid fabrics do not run on the ns-3 '
                    'backend yet; use --backend sim or emu')
-        if faults:
-            c.fail('faults', 'do not run on the ns-3 backend yet; use '
-                   '--backend sim or emu')
     return Ns3Config(control_delay_s=float(delay) / 1e3,
                      congestion_control=cc, ecn=ecn,
                      ce_threshold_s=float(k) / 1e6)

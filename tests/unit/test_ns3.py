@@ -42,7 +42,10 @@ def test_one_transfer_takes_its_bytes_over_the_rate():
     ideal = size * WIRE * 8 / GBPS
     assert done[0] == pytest.approx(ideal, rel=0.02)
     assert done[0] > ideal
-    assert trouble == {'retransmits': 0, 'timeouts': 0}
+    assert (trouble['retransmits'], trouble['timeouts']) == (0, 0)
+    # each data packet and each (delayed: one per two) ACK crosses 3 hops
+    data = size / (MTU - 52)
+    assert trouble['packet_hops'] == pytest.approx(3 * 1.5 * data, rel=0.05)
 
 
 def test_two_connections_in_one_class_share_the_bottleneck():
@@ -162,3 +165,31 @@ def test_check_refuses_what_ns3_cannot_run(tmp_path):
         'congestion_control: cubic', 'congestion_control: vegas'))
     with pytest.raises(ConfigError, match='ns3: congestion_control'):
         experiment.load(str(path))
+
+
+FAULT = '''
+name: ns3-fault
+backend: ns3
+topology: fattree,4
+link_gbps: 10
+policy: fair
+seed: 1
+jobs:
+  - {id: a, model: resnet50, pattern: ring, workers: 4, iterations: 3,
+     compute_scale: 0, placement: [h0_0_0, h0_1_0, h1_0_0, h1_1_0]}
+faults:
+  - {link: [e0_1, a0_0], at: 0.05, until: 0.15}
+'''
+
+
+def test_a_link_down_reroutes_after_the_control_delay(tmp_path):
+    """The link goes down at 50 ms and back at 150 ms: the controller
+    reroutes 3 ms after each change, moving a connection each time, and
+    the job still finishes."""
+    out, s = _run(tmp_path, FAULT, 'fault')
+    ev = [json.loads(x) for x in open(os.path.join(out, 'events.jsonl'))]
+    rr = [e for e in ev if e['ev'] == 'reroute']
+    assert [round(e['t'], 6) for e in rr] == [0.053, 0.153]
+    assert rr[0]['links_down'] == ['a0_0-e0_1'] and rr[1]['links_down'] == []
+    assert all(e['flows_moved'] >= 1 and e['stranded'] == 0 for e in rr)
+    assert s['jobs']['a']['jct_s'] > 0
