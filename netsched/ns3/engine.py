@@ -20,8 +20,6 @@ enforces it: a DSCP rule per connection at its ingress switch, the
 classes, per-send tags and rates at the sending hosts, time shifts at
 the workers.
 """
-import heapq
-import itertools
 import json
 
 import numpy as np
@@ -30,6 +28,7 @@ from .. import qos
 from ..control.scheduler import HOLD, Scheduler
 from ..errors import NetschedError
 from ..sim.drivers import PlanDriver
+from ..sim.engine import Clock
 
 PROGRESS_S = 0.010          # the agents' progress reports (host.agent)
 CLASS_WAIT_S = 0.100        # a new coflow waits this long for its class
@@ -149,12 +148,13 @@ class Control:
         wanted = {}
         for key, r in s.rules.installed.items():
             wanted[key] = qos.class_dscp(r.cls, self.queues)
-        rules = None if wanted == self.rules else wanted
-        if out.pushes or out.log or rules is not None:
+        # only the rules that changed (None: the rule goes)
+        rules = {k: wanted.get(k) for k in set(wanted) | set(self.rules)
+                 if wanted.get(k) != self.rules.get(k)}
+        if out.pushes or out.log or rules:
             self.eng.at(now + self.delay_s, self._apply, out.pushes,
                         out.log, rules)
-            if rules is not None:
-                self.rules = rules
+            self.rules = wanted
         self._next_wake()
 
     def _next_wake(self):
@@ -207,7 +207,7 @@ class Control:
                         else:
                             self.shifts[j] = tuple(v)
                     eng.driver_shifts(dict(self.shifts))
-        if rules is not None:
+        if rules:
             eng.set_rules(rules)
         for fid in sorted(touched):
             eng.refresh(fid)
@@ -232,7 +232,7 @@ class Control:
         return -1.0 if r == HOLD else float(r)
 
 
-class Engine:
+class Engine(Clock):
     """The engine interface the workload drivers use (netsched.sim.engine),
     over an ns-3 fabric (fabric.Fabric)."""
 
@@ -240,13 +240,10 @@ class Engine:
                  progress=None):
         self.ns, self.core, self.fab, self.net, self.log = (
             ns, core, fab, net, log)
+        super().__init__()
         self.sample_s = sample_s
         self.progress = progress
-        self.now = 0.0
         self.events = 0
-        self._timers = []
-        self._background = 0
-        self._seq = itertools.count()
         self.control = None
         self.coflow_names = []
         self._coflow_index = {}
@@ -268,15 +265,6 @@ class Engine:
         self._last_delivery = 0.0
 
     # --- the drivers' interface (netsched.sim.engine.Engine's) ----------
-    def at(self, t, fn, *args):
-        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
-                                      args, False))
-
-    def background(self, t, fn, *args):
-        self._background += 1
-        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
-                                      args, True))
-
     @property
     def flows(self):
         return {'coflow': np.array(self._flow_cof, np.int64)}
@@ -293,7 +281,7 @@ class Engine:
         return i
 
     def busy(self):
-        return bool(self._active) or len(self._timers) > self._background
+        return bool(self._active) or self._timed_work()
 
     def add_flows(self, src, dst, size, coflow, tags=None, sport=None,
                   dport=None):
@@ -401,11 +389,12 @@ class Engine:
         return {f} if f is not None and f in self._active else set()
 
     def set_rules(self, rules):
-        """The ingress switches' class rules (connection key -> DSCP)."""
+        """Changed class rules at the ingress switches (connection key ->
+        DSCP, None: the rule goes)."""
         conns = self.control.sched.demand.conns
-        for key, c in conns.items():
-            src, dst, sport, dport = c.ends
-            self.fab.set_rule(src, dst, sport, dport, rules.get(key))
+        for key, dscp in sorted(rules.items()):
+            src, dst, sport, dport = conns[key].ends
+            self.fab.set_rule(src, dst, sport, dport, dscp)
 
     def driver_shifts(self, shifts):
         fn = getattr(self.driver, 'set_shifts', None)
@@ -448,12 +437,9 @@ class Engine:
         while True:
             self._fire_timers()
             self.control.step()
-            keep = len(self._timers) > self._background or self._active
-            if not keep:
+            if not (self._timed_work() or self._active):
                 break
             nxt = self._timers[0][0] if self._timers else np.inf
-            if not self._active and len(self._timers) == self._background:
-                break
             target = min(nxt, limit)
             if not np.isfinite(target):
                 target = self.now + STALL_S
@@ -471,12 +457,6 @@ class Engine:
                 self.progress(self)
         self._sample(final=True)
         return self.now
-
-    def _fire_timers(self):
-        while self._timers and self._timers[0][0] <= self.now:
-            _, _, fn, args, bg = heapq.heappop(self._timers)
-            self._background -= bg
-            fn(*args)
 
     def _take(self, bus):
         if bus.written.size():

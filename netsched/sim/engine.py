@@ -37,7 +37,42 @@ from ..errors import NetschedError
 FULL = 0.999          # a link loaded to this share of its capacity is full
 
 
-class Engine:
+class Clock:
+    """The timers a workload driver sets (``at``, ``background``) and
+    their firing, shared by the engines that drive the plan (this one and
+    the ns-3 backend's)."""
+
+    def __init__(self):
+        self.now = 0.0
+        self._timers = []
+        self._background = 0             # of them, background timers
+        self._seq = itertools.count()
+
+    def at(self, t, fn, *args):
+        """Call ``fn(*args)`` at time ``t`` (s), or now if that is past."""
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args, False))
+
+    def background(self, t, fn, *args):
+        """Like :meth:`at`, but the timer does not keep the run going:
+        once no flow is active and only background timers are left, the
+        run ends (a periodic task beside the workload)."""
+        self._background += 1
+        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
+                                      args, True))
+
+    def _timed_work(self):
+        """Timers that keep the run going are left."""
+        return len(self._timers) > self._background
+
+    def _fire_timers(self):
+        while self._timers and self._timers[0][0] <= self.now:
+            _, _, fn, args, bg = heapq.heappop(self._timers)
+            self._background -= bg
+            fn(*args)
+
+
+class Engine(Clock):
     """Runs one workload driver over one network under one policy: the
     timers, the loop from event to event, link sampling and the flow log.
     The flows are in ``table``, the rate step in ``rates``."""
@@ -45,14 +80,11 @@ class Engine:
     def __init__(self, net, policy, log, queues=8, resolution_s=1e-6,
                  rel_tol=1e-3, sample_s=0.1, progress=None, class_map=None,
                  release_floor=False):
+        super().__init__()
         self.net, self.policy, self.log = net, policy, log
         self.resolution_s = resolution_s
         self.progress = progress
-        self.now = 0.0
         self.events = 0
-        self._timers = []
-        self._background = 0             # of them, background timers
-        self._seq = itertools.count()
         self._delivered = {}             # connection -> its last delivery
         self._reprs = ({}, {})           # the flow log's texts of floats
         self._quoted = []                # per coflow index, its name, JSON
@@ -75,20 +107,7 @@ class Engine:
     decisions = property(lambda self: self.rates.decisions)
     allocations = property(lambda self: self.rates.allocations)
 
-    # --- what drivers call ------------------------------------------------
-    def at(self, t, fn, *args):
-        """Call ``fn(*args)`` at time ``t`` (s), or now if that is past."""
-        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
-                                      args, False))
-
-    def background(self, t, fn, *args):
-        """Like :meth:`at`, but the timer does not keep the run going:
-        once no flow is active and only background timers are left, the
-        run ends (a periodic task beside the workload)."""
-        self._background += 1
-        heapq.heappush(self._timers, (max(t, self.now), next(self._seq), fn,
-                                      args, True))
-
+    # --- what drivers call (at, background: Clock) -------------------------
     def reroute(self):
         """The network's routes changed (``net.set_circuits``): every
         active flow takes its path anew, and where one moved the policy
@@ -149,12 +168,6 @@ class Engine:
                 self.progress(self)
         self.links.close(self.now)
         return self.now
-
-    def _fire_timers(self):
-        while self._timers and self._timers[0][0] <= self.now:
-            _, _, fn, args, bg = heapq.heappop(self._timers)
-            self._background -= bg
-            fn(*args)
 
     def _next_event_s(self):
         """When the next event is (s; inf when there is none)."""
