@@ -90,15 +90,9 @@ class Coordinator:
         g = self.fab.g
         mine = [t.to_dict() for t in self.tasks if t.host == h]
         incoming = [{'id': t.id} for t in self.sends.values() if t.dst == h]
-        conns = [{'id': c.id, 'sport': c.sport, 'dport': c.dport,
-                  'dst_ip': g.nodes[c.dst]['ip']}
-                 for c in self.plan.conns if c.src == h]
+        conns = self.plan.conns_of(g, h)
         mine_jobs = {t['job'] for t in mine if t['job'] is not None}
-        jobs = {j: {'iterations': jp.iterations,
-                    'bytes_per_iteration': jp.bytes_per_iteration,
-                    'group': jp.group, 'stage_ends': list(jp.stage_ends),
-                    'compute_s': jp.compute_s,
-                    'first_send_s': jp.first_send_s}
+        jobs = {j: jp.registered()
                 for j, jp in self.plan.jobs.items() if j in mine_jobs}
         return {'op': 'plan', 'host': h, 'ip': g.nodes[h]['ip'],
                 'scale': self.exp.scale, 'queues': self.fab.queues,

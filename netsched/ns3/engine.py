@@ -87,30 +87,23 @@ class Control:
     def register(self, run_id):
         """Every host's registration, as its agent sends it at start."""
         plan, g = self.plan, self.g
-        conns, sends, jobs = {}, {}, {}
-        for c in plan.conns:
-            conns.setdefault(c.src, []).append(
-                {'id': c.id, 'sport': c.sport, 'dport': c.dport,
-                 'dst_ip': g.nodes[c.dst]['ip']})
+        sends, jobs = {}, {}
         for t in plan.tasks:
-            if t.kind != 'send':
-                continue
-            sends.setdefault(t.host, []).append(
-                {'id': t.id, 'coflow': t.coflow, 'job': t.job,
-                 'bytes': t.bytes, 'conn': t.conn, 'dst': t.dst,
-                 'iter': t.iter, 'urgency': t.urgency,
-                 'position': t.position})
-            if t.job is not None:
-                jp = plan.jobs[t.job]
-                jobs.setdefault(t.host, {})[t.job] = {
-                    'iterations': jp.iterations,
-                    'bytes_per_iteration': jp.bytes_per_iteration,
-                    'group': jp.group, 'stage_ends': list(jp.stage_ends),
-                    'compute_s': jp.compute_s,
-                    'first_send_s': jp.first_send_s}
-        for h in sorted(set(conns) | set(sends)):
+            # as emulator.runner.slice_for: the jobs of a host's tasks
+            if t.job is not None and t.host is not None:
+                jobs.setdefault(t.host, {})[t.job] = \
+                    plan.jobs[t.job].registered()
+            if t.kind == 'send':
+                # the fields host.agent.register sends of a planned send
+                sends.setdefault(t.host, []).append(
+                    {'id': t.id, 'coflow': t.coflow, 'job': t.job,
+                     'bytes': t.bytes, 'conn': t.conn, 'dst': t.dst,
+                     'iter': t.iter, 'urgency': t.urgency,
+                     'position': t.position})
+        senders = {c.src for c in plan.conns}
+        for h in sorted(senders | set(sends) | set(jobs)):
             self.sched.register({'host': h, 'run': run_id,
-                                 'conns': conns.get(h, []),
+                                 'conns': plan.conns_of(g, h),
                                  'sends': sends.get(h, []),
                                  'jobs': jobs.get(h, {})}, 0.0)
         self.wanted = set(self.sched.reports_wanted())

@@ -118,6 +118,15 @@ class JobPlan:
     compute_s: float = 0.0
     first_send_s: float = 0.0
 
+    def registered(self):
+        """What a job's agents tell the controller of it at registration
+        (control.demand.Demand._job_meta reads it)."""
+        return {'iterations': self.iterations,
+                'bytes_per_iteration': self.bytes_per_iteration,
+                'group': self.group, 'stage_ends': list(self.stage_ends),
+                'compute_s': self.compute_s,
+                'first_send_s': self.first_send_s}
+
     def loss_at(self, k):
         b0, b1, b2 = self.loss
         return 1.0 / (b0 * k + b1) + b2
@@ -160,6 +169,12 @@ class Plan:
                               % (trace.TRACE_SPORT - FIRST_SPORT))
         self.conns.append(c)
         return c.id
+
+    def conns_of(self, g, host):
+        """Host ``host``'s connections as its agent registers them."""
+        return [{'id': c.id, 'sport': c.sport, 'dport': c.dport,
+                 'dst_ip': g.nodes[c.dst]['ip']}
+                for c in self.conns if c.src == host]
 
     def hosts(self):
         return sorted({t.host for t in self.tasks if t.host} |
