@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
 	bench-circuits bench-sensitivity bench-sweep bench-reference \
-	bench-soak reproduce reproduce-sim clean
+	bench-soak bench-ns3 reproduce reproduce-sim clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -38,10 +38,14 @@ unit: setup
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
 	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep \
-	bench-reference bench-soak
+	bench-reference bench-soak bench-ns3
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
+
+# ns-3 backend speed (no root): packet hops per second of wall time
+bench-ns3: setup
+	$(PY) benchmarks/ns3_bench.py --reps 2 --mb 200 --perm-mb 20
 
 bench-workload: setup
 	$(PY) benchmarks/workload_bench.py
