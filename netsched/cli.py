@@ -327,6 +327,11 @@ def cmd_sweep(a):
                                                            'sweep.json')):
             from .pipeline import report
             print('report: %s' % report.write(a.out, baseline=baseline))
+        elif os.path.isfile(os.path.join(a.out, 'sweep.json')):
+            from .pipeline import tables   # the report writes them too
+            tables.write_sweep(a.out, baseline)
+        if os.path.isdir(os.path.join(a.out, 'tables')):
+            print('tables: %s, ratios.csv' % os.path.join(a.out, 'tables'))
     rows = [table.rows[s.key] for s in specs if s.key in table.rows]
     failed = [r for r in rows if r['status'] != 'ok']
     print('runs: %s (%d ok, %d failed)' % (

@@ -188,23 +188,20 @@ def _table(summary):
 # --- a sweep ---------------------------------------------------------------
 
 def _sweep(path, baseline=None):
+    from . import tables
     d = sweep.read_definition(path)
     csv_path = os.path.join(path, 'runs.csv')
     # a run runs.csv says ok whose summary is gone: missing, not ok
     rows = sweep.read_rows(csv_path, path) if os.path.isfile(csv_path) \
         else []
     rows = _unfinished(path, rows)
-    ok = [r for r in rows if r.get('status') == 'ok']
-    axes = [k for k, _ in d.get('sets', [])]
-    policies = list(dict.fromkeys(
-        [p for p in d.get('policies', []) if any(r['policy'] == p
-                                                 for r in ok)]
-        + [r['policy'] for r in ok]))
-    baseline = baseline or d.get('baseline') or 'fair'
-    metrics = [m for m in sweep.HEADLINE
-               if any(r.get(m) is not None for r in ok)]
+    # the tables and ratios.csv hold the numbers this page shows
+    data = tables.Sweep(path, baseline, rows)
+    tables.write_sweep(path, data=data)
+    ok, axes, policies = data.ok, data.axes, data.policies
+    baseline, metrics = data.baseline, data.metrics
     primary = next((m for m in PRIMARY if m in metrics), None)
-    ratios = stats.against_baseline(ok, baseline, metrics, axes)
+    ratios = data.ratios()
     title = os.path.splitext(os.path.basename(d['experiment']))[0]
     figs = []
     if ok:
@@ -314,21 +311,11 @@ def _backends(path, rows, policies, primary, axes):
 
 
 def _means(rows, policies, metrics, axes):
-    """Each policy's geometric mean of every metric with its 95% interval
-    over seeds (stats.positive_ci: never below zero), a table per group:
-    (group label, [(policy, {metric: (mean, low, high, n)})])."""
-    out = []
-    for g, rs in stats.groups(rows, axes):
-        table = []
-        for p in policies:
-            mine = [r for r in rs if r['policy'] == p]
-            if mine:
-                table.append((p, {m: stats.positive_ci(
-                    [r.get(m) for r in mine]) + (sum(r.get(m) is not None
-                                                     for r in mine),)
-                                  for m in metrics}))
-        out.append((sweep_plots.group_label(g), table))
-    return out
+    """tables.means with each group's label: (group label, [(policy,
+    {metric: (mean, low, high, n)})])."""
+    from . import tables
+    return [(sweep_plots.group_label(g), t)
+            for g, t in tables.means(rows, policies, metrics, axes)]
 
 
 def _matrix(ratios, metrics):
