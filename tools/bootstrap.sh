@@ -5,7 +5,8 @@
 #      Chromium with its driver for the report's browser test, and a C
 #      compiler for the simulator's kernels)
 #   2. the virtual environment .venv (system site-packages, for Mininet)
-#      with the pinned Python dependencies and netsched itself
+#      with the pinned Python dependencies (pandas and pyarrow among
+#      them: netsched[analysis]) and netsched itself
 #   3. the Open vSwitch daemons, userspace datapath (there is no kernel
 #      module here). Its shared send buffer is enlarged by each fabric at
 #      start (netsched/ovs.py): the socket is created at the first packet,
@@ -65,7 +66,7 @@ step_venv() {
   local want
   want=$(venv_stamp)
   if [ -f "$VENV/.netsched-stamp" ] && [ "$(cat "$VENV/.netsched-stamp")" = "$want" ] \
-     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis' 2>/dev/null \
+     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis, pandas, pyarrow' 2>/dev/null \
      && "$VENV/bin/python" -c 'import importlib.util as u; assert u.find_spec("ns") and u.find_spec("cppyy")' 2>/dev/null; then
     return 0
   fi
