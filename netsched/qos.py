@@ -21,6 +21,9 @@ MAX_CLASSES = 8          # htb prio ranges over 0..7
 # three ring jobs under FIFO, per-coflow error 36% -> 14%). Fair sharing
 # is unchanged (ring 1.03-1.04x, PS 1.11x the analytical time).
 QUEUE_PACKETS = 128
+# the UDP port of the emulator's fidelity probes, which every egress
+# carries in a class of their own above the scheduling classes
+PROBE_PORT = 47999
 FAIR_BUCKETS = (2, 4, 8, 16)   # hashed on the low source-port bits
 ETH_HEADER = 14
 

@@ -24,7 +24,7 @@ from ..control.channel import ControlClient
 from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
-from . import drops
+from . import drops, monitor
 from .agents import CONNECT_TIMEOUT_S, AgentFailed, AgentPool, hand_command
 from .fabric import Fabric
 from .links import LinkSampler
@@ -81,6 +81,7 @@ class Coordinator:
         self.paused_by_conn = {}
         self.rto_by_conn = {}
         self.tcp_cc = set()
+        self.probes, self.late = {}, {}      # fidelity: per host, at bye
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
                               os.path.join(fab.state.dir, 'coord.sock'))
@@ -104,7 +105,8 @@ class Coordinator:
                 else None, 'run': self.fab.run_id,
                 # measuring knobs the agents apply (pipeline.knobs)
                 'tcp_cc': self.exp.knobs.congestion_control,
-                'drain': self.exp.knobs.drain}
+                'drain': self.exp.knobs.drain,
+                'probe': monitor.probe_plan(g, self.plan, h, self.hosts)}
 
     def start_agents(self, out_dir=None):
         """Launch the agents in their hosts (or, without ``out_dir``,
@@ -178,6 +180,17 @@ class Coordinator:
         self.pool.close()
         cpu = sum(self.cpu.values()) \
             if len(self.cpu) == len(self.hosts) else None
+        info = self._info(wall, lost, cpu)
+        info['fidelity'] = {
+            'datapath': monitor.datapath(self.fab.g, self.probes,
+                                         self.fab.rate_bps, self.exp.mtu),
+            'agents': monitor.agents(self.late),
+            'controller': monitor.controller(self.decisions.applied_ms,
+                                             self.decisions.decided),
+            'tcp': monitor.tcp(info)}
+        return info
+
+    def _info(self, wall, lost, cpu):
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
                 'agent_cpu_s': cpu, 'run_s': wall,
                 'tcp_retransmits': sum(self.retrans.values()),
@@ -248,6 +261,8 @@ class Coordinator:
         for cid, v in m.get('rto_by_conn', {}).items():
             self.rto_by_conn['%s#%s' % (h, cid)] = v
         self.timeouts[h] = m.get('timeouts')
+        self.probes[h] = m.get('probes')
+        self.late[h] = m.get('late_us')
         if m.get('tcp_cc'):
             self.tcp_cc.add(m['tcp_cc'])
         if m.get('wrote'):
@@ -543,5 +558,8 @@ def run(exp, log_path, say, attach=None, bar=None):
                 c.start_agents(out_dir)
             say('%d agents connected; running' % len(c.hosts))
             info = c.run()
+        # what the run measured of its own fidelity (pipeline.verdict)
+        log.write(time.monotonic() - c.t0, 'fidelity',
+                  figures=info['fidelity'])
         log.write(time.monotonic() - c.t0, 'run_end')
     return info

@@ -15,11 +15,25 @@ packets overtake its own (spurious retransmissions; docs/emulation.md).
 
 A pfifo leaf under every class bounds its queue; u32 filters on the TOS
 byte pick the class. Everything is emitted as ``tc -batch`` lines.
+
+Above the classes sits the fidelity probes' own class (UDP to
+``qos.PROBE_PORT``): prio 0 with a small guaranteed rate, so a probe
+waits for at most the packet in service on each hop. What it waits
+beyond that is the datapath's own delay (netsched.pipeline.verdict).
 """
-from ..qos import ETH_HEADER, check_buckets
+from ..qos import ETH_HEADER, PROBE_PORT, check_buckets
+
+PROBE_CLASS = '1:9'
 
 
-def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
+def probe_rate_bps(rate_bps):
+    """The probes' guaranteed rate on a link: enough for every host's
+    probes crossing it at once, a small part of the link."""
+    return max(64e3, rate_bps / 100.0)
+
+
+def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0,
+             probe_port=PROBE_PORT):
     """tc -batch lines that install Q strict-priority classes on dev.
 
     With ``buckets`` > 1 every class is itself split into that many
@@ -27,7 +41,8 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
     and a u32 hash on the low bits of the TCP source port spreads the
     connections over them: stochastic per-flow fair queueing inside each
     class, which this kernel has no qdisc for. Non-TCP packets of a class
-    go to its first leaf."""
+    go to its first leaf. ``probe_port`` None leaves out the probes'
+    class."""
     check_buckets(buckets)
     rate = '%dbit' % int(rate_bps)
     quantum = mtu + ETH_HEADER
@@ -35,7 +50,9 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
     # no usable guaranteed rate (module docstring; htb takes 8 bit/s at
     # least), but for a single class, which has the link to itself
     least, lburst = '8bit', 1
-    guaranteed, gburst = (least, lburst) if q > 1 else (rate, burst)
+    probe = int(probe_rate_bps(rate_bps)) if probe_port else 0
+    guaranteed, gburst = (least, lburst) if q > 1 else (
+        '%dbit' % int(rate_bps - probe), burst)
     fair = buckets > 1
     default = _leaf(q - 1, 0) if fair else '%d' % (10 + q - 1)
     lines = ['qdisc add dev %s root handle 1: htb default %s'
@@ -43,6 +60,16 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
              'class add dev %s parent 1: classid 1:1 htb rate %s ceil %s '
              'burst %d cburst %d quantum %d'
              % (dev, rate, rate, burst, burst, quantum)]
+    if probe_port:
+        lines += [
+            'class add dev %s parent 1:1 classid %s htb rate %dbit ceil %s '
+            'burst %d cburst %d prio 0 quantum %d'
+            % (dev, PROBE_CLASS, probe, rate, quantum, burst, quantum),
+            'qdisc add dev %s parent %s handle 99: pfifo limit 64'
+            % (dev, PROBE_CLASS),
+            'filter add dev %s parent 1: protocol ip prio 1 u32 match ip '
+            'protocol 17 0xff match ip dport %d 0xffff flowid %s'
+            % (dev, probe_port, PROBE_CLASS)]
     for c in range(q):
         cls = '1:%d' % (10 + c)
         lines.append(
@@ -78,7 +105,7 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0):
                          'u32 match u32 0 0 flowid 1:%s'
                          % (dev, cls, _leaf(c, 0)))
         if c < q - 1:
-            lines.append('filter add dev %s parent 1: protocol ip prio 1 '
+            lines.append('filter add dev %s parent 1: protocol ip prio 2 '
                          'u32 match ip tos 0x%02x 0xe0 flowid %s'
                          % (dev, (7 - c) << 5, cls))
     return lines

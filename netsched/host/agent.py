@@ -49,6 +49,10 @@ Execution:
   the main loop), all that happened since its last call at once, once
   the main loop has fired every timer due (sends ready at one instant
   are taken in together); what it releases is queued at once.
+
+For the run's fidelity verdict the agent also keeps how late its main
+loop fired each timer (its CPU against the plan) and runs the host's
+probes (host.probes: the datapath's own delay); both go back with bye.
 """
 import argparse
 import heapq
@@ -61,10 +65,12 @@ import threading
 import time
 
 from . import prophet
+from .probes import Probes
 from .shifts import gate
 from .transport import Transport, tcp_timeouts
 
 REPORT_BATCH_S = 0.001
+MOST_LATE_KEPT = 2000     # timer delays kept for the fidelity report
 PROGRESS_S = 0.01         # progress reports, where the controller asks
 
 class ControllerLink:
@@ -332,6 +338,9 @@ class Agent:
         msg = json.loads(self.rfile.readline())
         assert msg['op'] == 'connect', msg
         self.net.connect(plan['ip'], plan['conns'], plan.get('tcp_cc'))
+        p = plan.get('probe')
+        self.probes = Probes(plan['ip'], p['port'], p['peers'],
+                             p['interval_s'], p['phase_s']) if p else None
         self.controller = NoController()
         if plan.get('controller'):
             self.controller = ControllerLink(plan['controller'], self.inbox)
@@ -369,6 +378,9 @@ class Agent:
         # (ready Sends, (id, start, end) of sends written whole)
         self.senders, self.wakes, self.woken = {}, [], set()
         self.batch = {}
+        # how late the main loop fired each timer (seconds): this host's
+        # CPU against the plan, for the run's fidelity verdict
+        self.late = []
 
     def _start(self, t0):
         """The run's common start: every task with no dependency is due
@@ -386,6 +398,7 @@ class Agent:
         handed what happened, at once."""
         while self.timers and self.timers[0][0] <= now:
             at, tid = heapq.heappop(self.timers)
+            self.late.append(now - at)
             if tid < 0:                      # a root task becomes ready
                 self._ready(self.tasks[-1 - tid])
             else:
@@ -513,6 +526,9 @@ class Agent:
         rto = net.timeouts() if net else {}
         paused = net.paused if net else {}
         now, before = tcp_timeouts(), getattr(self, 'timeouts0', None)
+        probes = getattr(self, 'probes', None)
+        late = getattr(self, 'late', [])
+        step = -(-len(late) // MOST_LATE_KEPT) if late else 1
         try:
             self.tell(op='bye', cpu_s=ru.ru_utime + ru.ru_stime,
                       retrans=sum(by_conn.values()),
@@ -525,7 +541,12 @@ class Agent:
                       wrote={str(k): v for k, v in
                              dict(getattr(self, 'wrote', {})).items()},
                       timeouts=None if now is None or before is None
-                      else now - before)
+                      else now - before,
+                      probes=probes.stop() if probes else None,
+                      late_us={'n': len(late),
+                               'max': round(max(late, default=0) * 1e6),
+                               'kept': [round(x * 1e6)
+                                        for x in late[::step]]})
         except OSError:
             pass
 
@@ -537,6 +558,8 @@ class Agent:
             msg = self.inbox.get()
         self._start(msg[1]['t0'])
         self.timeouts0 = tcp_timeouts()
+        if self.probes is not None:
+            self.probes.start(self.t0)
         progress = self.controller.wants('progress')
         next_progress = self.t0
         while True:

@@ -43,7 +43,7 @@ def test_bad_class_and_dscp():
 
 
 def test_tc_batch_strict_priority_tree():
-    lines = tc.tc_batch('s1-eth3', 20e6, 4, 9000, 32)
+    lines = tc.tc_batch('s1-eth3', 20e6, 4, 9000, 32, probe_port=None)
     assert lines[0] == 'qdisc add dev s1-eth3 root handle 1: htb default 13'
     classes = [l for l in lines if l.startswith('class add') and 'parent 1:1 ' in l]
     assert len(classes) == 4
@@ -62,8 +62,29 @@ def test_tc_batch_strict_priority_tree():
         '0xa0 0xe0 flowid 1:12']
 
 
+def test_tc_batch_probes_have_a_class_above_every_other():
+    """The fidelity probes (UDP to qos.PROBE_PORT) get prio 0 with a
+    small guaranteed rate, so htb sends them ahead of every scheduling
+    class, which borrow; their filter is read before the DSCP ones."""
+    lines = tc.tc_batch('s1-eth3', 20e6, 4, 9000, 32)
+    probe = [l for l in lines if 'classid 1:9 ' in l]
+    assert probe == ['class add dev s1-eth3 parent 1:1 classid 1:9 htb '
+                     'rate 200000bit ceil 20000000bit burst 9014 cburst '
+                     '18028 prio 0 quantum 9014']
+    filters = [l for l in lines if l.startswith('filter')]
+    assert filters[0] == (
+        'filter add dev s1-eth3 parent 1: protocol ip prio 1 u32 match ip '
+        'protocol 17 0xff match ip dport %d 0xffff flowid 1:9'
+        % qos.PROBE_PORT)
+    assert all(' prio 2 ' in f for f in filters[1:])
+    # a single class keeps the link to itself, less the probes' share
+    one = tc.tc_batch('x', 10e6, 1, 1500, 100)
+    assert 'classid 1:10 htb rate 9900000bit ceil 10000000bit' in one[5]
+    assert tc.probe_rate_bps(1e6) == 64e3
+
+
 def test_tc_batch_single_class_is_fifo():
-    lines = tc.tc_batch('x', 10e6, 1, 1500, 100)
+    lines = tc.tc_batch('x', 10e6, 1, 1500, 100, probe_port=None)
     assert not [l for l in lines if l.startswith('filter')]
     assert 'rate 10000000bit ceil 10000000bit' in lines[2]
 
