@@ -171,7 +171,9 @@ def main(argv=None):
     with open(os.path.join(out_dir, 'matrix.json'), 'w') as f:
         json.dump({'reps': a.reps, 'policies': policies, 'targets': TARGET,
                    'tie': TIE, 'matrix': ms, 'sim': sims,
-                   'emulator_self': selfs}, f, indent=1)
+                   'emulator_self': selfs,
+                   'verdicts': fidelity.verdict_rows(records, models[0])},
+                  f, indent=1)
     for m in models:
         print('\n== against the simulator with sim_packets: %s ==' % m)
         print(fidelity.table(ms[m], policies))
@@ -179,6 +181,11 @@ def main(argv=None):
            for row in selfs.values() for c in row.values()):
         print('\n== the emulator against itself ==')
         print(fidelity.self_table(selfs, policies))
+    rows = fidelity.verdict_rows(records, models[0])
+    if rows:
+        print('\n== the verdict of each emulator run against its error '
+              '(sim_packets: %s) ==' % models[0])
+        print(fidelity.verdict_table(rows))
     print('results: %s' % out_dir)
     return 0
 

@@ -253,6 +253,10 @@ def emulator_health(out, summary):
         'longest_gap_in_flight': gap.get('in_flight'),
         'decisions': ctl.get('decisions'),
         'applied_ms_max': ctl.get('applied_ms_max'),
+        # the run's own verdict (pipeline.verdict): None for runs older
+        # than it
+        'verdict': (summary.get('fidelity') or {}).get('verdict'),
+        'causes': (summary.get('fidelity') or {}).get('causes') or [],
     }
 
 
@@ -333,6 +337,10 @@ def table(report):
                 h['drops'], _f(h['longest_gap_s'], '%.3f'),
                 h['longest_gap_in_flight'], h['decisions'],
                 h['applied_ms_max']))
+        if h.get('verdict'):
+            lines.append('emu %s: fidelity %s%s' % (
+                p, h['verdict'].upper() if h['causes'] else h['verdict'],
+                ': ' + '; '.join(h['causes']) if h['causes'] else ''))
     for pr in prs.values():
         a, b = pr['backends']
         apart = sorted({p for pq in pr.get('disagreements') or ()

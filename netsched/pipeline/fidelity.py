@@ -30,7 +30,7 @@ import random
 
 from .. import ROOT
 from ..errors import ConfigError
-from . import crosscheck, metrics
+from . import crosscheck, metrics, verdict
 
 SUITE = os.path.join(ROOT, 'experiments', 'fidelity')
 POLICIES = ('fair', 'fifo', 'sebf', 'varys', 'aalo', 'sincronia')
@@ -214,7 +214,80 @@ def emu_record(name, policy, rep, sims, s, out):
     return {'experiment': name, 'backend': 'emu', 'policy': policy,
             'rep': rep, 'total': s['totals'].get(METRIC),
             'errors_by_model': errs, 'missing_by_model': missing,
-            'diag': diagnostics(out)}
+            'diag': diagnostics(out),
+            # what the run measured of itself, to judge again under other
+            # limits (verdict_rows)
+            'fidelity': (s.get('fidelity') or {}).get('figures'),
+            'ccts': [c.get('cct_s') for c in (s.get('coflows') or {})
+                     .values()]}
+
+
+def within_targets(errors):
+    """Whether a run's errors meet both targets (a kind the run has no
+    value for, as the trace's jobs, is not held against it)."""
+    return all(errors.get(k) is None or errors[k] <= TARGET[k]
+               for k in KINDS)
+
+
+def verdict_rows(records, model='none', limits=None):
+    """Per emulator run that finished and measured itself: its errors
+    against the simulator's ``model``, whether they meet the targets,
+    and its verdict judged again under ``limits`` (default: the
+    verdict's own)."""
+    rows = []
+    for r in records:
+        figs = r.get('fidelity')
+        if r.get('error') or not figs:
+            continue
+        e = r['errors_by_model'][model] if 'errors_by_model' in r \
+            else r['errors']
+        summary = {'coflows': {str(i): {'cct_s': c}
+                               for i, c in enumerate(r.get('ccts') or ())}}
+        v = verdict.judge(figs, summary, limits or verdict.LIMITS)
+        rows.append({'experiment': r['experiment'], 'policy': r['policy'],
+                     'rep': r['rep'], 'errors': e,
+                     'within': within_targets(e), 'verdict': v['verdict'],
+                     'lags': v['lags'], 'causes': v['causes']})
+    return rows
+
+
+def confusion(rows):
+    """{(verdict, within targets): runs} over verdict_rows."""
+    out = {(v, w): 0 for v in (verdict.FAITHFUL, verdict.DEGRADED)
+           for w in (True, False)}
+    for r in rows:
+        out[r['verdict'], r['within']] += 1
+    return out
+
+
+def verdict_table(rows):
+    """The runs with their errors, verdicts and lags, then the confusion
+    matrix, as text."""
+    keys = ('datapath', 'agents', 'controller', 'tcp')
+    lines = ['%-12s %-10s %3s %7s %7s %6s %-9s %s' % (
+        'experiment', 'policy', 'rep', 'jobs', 'coflows', 'target',
+        'verdict', ' '.join('%10s' % k for k in keys))]
+    for r in rows:
+        e = r['errors']
+        lines.append('%-12s %-10s %3d %7s %7s %6s %-9s %s' % (
+            r['experiment'], r['policy'], r['rep'],
+            _pc(e.get('job jct_s')), _pc(e.get('coflow cct_s')),
+            'meets' if r['within'] else 'MISSES', r['verdict'],
+            ' '.join('%10s' % _pc(r['lags'].get(k)) for k in keys)))
+    c = confusion(rows)
+    lines += ['lags: each as a %% of the run\'s median coflow time '
+              '(limits: %s)' % ', '.join('%s %.0f%%' % (k, 100 * v) for k, v
+                                         in verdict.LIMITS.items()),
+              'verdict against the targets (%d runs):' % len(rows),
+              '  faithful: %d meet, %d miss' % (
+                  c['faithful', True], c['faithful', False]),
+              '  degraded: %d meet, %d miss' % (
+                  c['degraded', True], c['degraded', False])]
+    return '\n'.join(lines)
+
+
+def _pc(x):
+    return '-' if x is None else '%.1f' % (100 * x)
 
 
 def jittered(d, jitter_s, seed):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import events as evlog
-from . import shapes
+from . import shapes, verdict
 
 SUMMARY_FORMAT = 'netsched-summary/1'
 # the run totals (summary.json 'totals') a comparison is made on, lower
@@ -245,6 +245,7 @@ def compute(evs, last=None):
     failed = {}                   # job -> why it failed (an agent killed)
     wrote, reads = {}, {}         # emulator: flow -> last write, 1st read
     started, ended, stops = None, False, []   # the run's own records
+    fidelity = None
     workers = {}                  # job -> iter events that end an iteration
     for e in evs:
         if type(e) is evlog.FlowColumns:
@@ -316,6 +317,8 @@ def compute(evs, last=None):
             jobs.setdefault(e['job'], {'arrival_s': None, 'end_s': None})
         elif k == 'run_start':
             started = e
+        elif k == 'fidelity':             # the emulator's own measures
+            fidelity = e.get('figures')
         elif k == 'run_end':
             ended = True
         elif k == 'run_incomplete':
@@ -330,6 +333,7 @@ def compute(evs, last=None):
                    for i in set(wrote) | set(reads)},
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None,
+         'fidelity': fidelity,
          'log': {'start': started, 'ended': ended, 'stops': stops,
                  'last_event': last() if last else next(
                      (e['ev'] for e in reversed(evs)
@@ -815,6 +819,8 @@ def summarize(m, meta, incomplete=None):
             if stages else None}})
     if m.get('failed'):
         out['totals']['jobs_failed'] = len(m['failed'])
+    if m.get('fidelity'):
+        out['fidelity'] = verdict.judge(m['fidelity'], out)
     if incomplete is not None:
         out['complete'] = False
         cut = sorted(j for j, r in jobs.items() if not r['finished'])

@@ -171,6 +171,7 @@ def _run_page(path, m, summary):
                     'coflows_unfinished', 'iterations_done')
                    if tot.get(k) is not None],
         'incomplete': metrics.incomplete_text(summary, head=''),
+        'fidelity': summary.get('fidelity'),
         'notes': _table(summary) if summary.get('complete') is False
         else [],
         'jobs': sorted(summary['jobs'].items()),

@@ -24,6 +24,7 @@ import yaml
 from .. import ROOT, __version__
 from . import metrics
 from . import paths
+from . import verdict
 from .paths import safe_name
 from ..errors import ConfigError
 
@@ -289,6 +290,9 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
     # a run the emulator stopped at its timeout_s says so in its summary
     summary = metrics.summarize(m, meta(exp), metrics.stop_state(m))
     metrics.write(out_dir, m, summary)
+    said = verdict.line(summary.get('fidelity'))
+    if said:
+        say(said)
     summary['plots'] = []
     if plots:                    # matplotlib only for runs that draw
         from . import report

@@ -88,14 +88,18 @@ def test_the_emulators_own_measures_and_the_parts_of_a_disagreement(
         'socket_drops_by_port': {},
         'controller': {'decisions': 184, 'applied_ms_max': 53.7}}}))
     emu = {'longest_gap': {'gap_s': 0.436, 'in_flight': 1},
-           'stages': {'x/s0': {'sct_s': 3.75}, 'x/s1': {'sct_s': 0.53}}}
+           'stages': {'x/s0': {'sct_s': 3.75}, 'x/s1': {'sct_s': 0.53}},
+           'fidelity': {'verdict': 'degraded',
+                        'causes': ['tcp: 7 retransmission timeouts']}}
     sim = {'stages': {'x/s0': {'sct_s': 3.0}, 'x/s1': {'sct_s': 0.5}}}
     h = crosscheck.emulator_health(str(out), emu)
     # 2 + 5 timeouts; 1 tc drop + 2 OVS drops; the worst connection hr3#7
     assert h == {'tcp_retransmits': 126, 'tcp_timeouts': 7,
                  'rto_recovery_worst': ['hr3#7', 1.28], 'drops': 3,
                  'longest_gap_s': 0.436, 'longest_gap_in_flight': 1,
-                 'decisions': 184, 'applied_ms_max': 53.7}
+                 'decisions': 184, 'applied_ms_max': 53.7,
+                 'verdict': 'degraded',
+                 'causes': ['tcp: 7 retransmission timeouts']}
     # a run that wrote no run.json (it failed early) has nothing to say
     assert crosscheck.emulator_health(str(tmp_path / 'none'), {})[
         'tcp_timeouts'] == 0
@@ -114,6 +118,8 @@ def test_the_emulators_own_measures_and_the_parts_of_a_disagreement(
     assert ('emu a: 7 TCP timeouts (126 retransmits; hr3#7 1.28 s in '
             'timeout recovery), 3 drops, longest stall 0.436 s with 1 in '
             'flight, 184 decisions (slowest applied in 53.7 ms)') in t
+    # the run's own verdict, named with its cause
+    assert 'emu a: fidelity DEGRADED: tcp: 7 retransmission timeouts' in t
     assert 'a sim/emu: x/s0 3.000/3.750, x/s1 0.500/0.530' in t
     # a job the emulator did not finish shows as such
     assert 'b sim/emu: j 1.000/-' in t

@@ -1,0 +1,119 @@
+"""The fidelity verdict of an emulated run: faithful or degraded, and why.
+
+The emulator measures itself as it runs (netsched.emulator.monitor): how
+long the datapath holds packets beyond what the emulated links allow,
+how late the agents act on the plan, how long the controller takes to
+apply a decision, and TCP's timeouts. Each is set against the run's own
+time scale, the median coflow completion time: a 5 ms lag is nothing in
+a 2 s exchange and a fifth of a 25 ms one. A run is degraded when any
+of them passes its limit; the limits are calibrated on the fidelity
+suite against the simulator (docs/fidelity.md, "The verdict").
+"""
+
+# the most each lag may be, as a fraction of the median coflow time,
+# for a run to count as faithful (docs/fidelity.md, "The verdict")
+LIMITS = {
+    'datapath': 0.02,     # probes' excess delay, p99
+    'agents': 0.02,       # timers fired late, p99
+    'controller': 0.10,   # decisions applied, p95
+    'tcp': 0.05,          # time in timeout recovery, of all coflows' time
+    'probes_lost': 0.01,  # of the probes sent
+}
+FAITHFUL, DEGRADED = 'faithful', 'degraded'
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def time_scale(summary):
+    """The run's time scale in seconds: its median coflow completion
+    time (None without a finished coflow)."""
+    return _median(c.get('cct_s') for c in
+                   (summary.get('coflows') or {}).values())
+
+
+def _get(d, *keys):
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def judge(figures, summary, limits=LIMITS):
+    """summary.json's ``fidelity`` for an emulated run: ``verdict``
+    (faithful or degraded), ``causes`` (one line each, the cause first),
+    ``lags`` (each lag as a fraction of the time scale), ``figures`` as
+    measured and the ``limits`` used."""
+    scale = time_scale(summary)
+    lags = {
+        'datapath': _get(figures, 'datapath', 'excess_ms', 'p99'),
+        'agents': _get(figures, 'agents', 'late_ms', 'p99'),
+        'controller': _get(figures, 'controller', 'applied_ms', 'p95'),
+    }
+    tcp = figures.get('tcp') or {}
+    causes = []
+    rel = {}
+    if scale:
+        for k, ms in lags.items():
+            if ms is None:
+                continue
+            rel[k] = max(0.0, ms) / 1e3 / scale
+            if rel[k] > limits[k]:
+                causes.append(_say(k, ms, rel[k], limits[k], scale))
+        # time in timeout recovery against all the coflows' time
+        busy = sum(c.get('cct_s') or 0.0 for c in
+                   (summary.get('coflows') or {}).values())
+        rto = tcp.get('rto_recovery_s') or 0.0
+        rel['tcp'] = rto / busy if busy > 0 else 0.0
+        if tcp.get('timeouts') and rel['tcp'] > limits['tcp']:
+            causes.append(
+                'tcp: %d retransmission timeouts, %.3f s in recovery, '
+                '%.1f%% of the coflows\' time (limit %.0f%%)'
+                % (tcp['timeouts'], rto, 100 * rel['tcp'],
+                   100 * limits['tcp']))
+    dp = figures.get('datapath') or {}
+    if dp.get('probes_sent'):
+        rel['probes_lost'] = dp['probes_lost'] / dp['probes_sent']
+        if rel['probes_lost'] > limits['probes_lost']:
+            causes.append('datapath: %d of %d probes lost (limit %.0f%%)'
+                          % (dp['probes_lost'], dp['probes_sent'],
+                             100 * limits['probes_lost']))
+    if scale is None:
+        causes.append('unknown: no coflow finished, nothing to set the '
+                      'lags against')
+    return {'verdict': DEGRADED if causes else FAITHFUL,
+            'causes': causes, 'time_scale_s': scale,
+            'lags': {k: round(v, 4) for k, v in rel.items()},
+            'figures': figures, 'limits': dict(limits)}
+
+
+_WHAT = {
+    'datapath': 'probes held %.1f ms beyond the emulated links (p99)',
+    'agents': 'agents acted %.1f ms late on the plan (p99)',
+    'controller': 'decisions applied %.1f ms after their report (p95)',
+}
+
+
+def _say(k, ms, rel, limit, scale):
+    return '%s: %s, %.1f%% of the median coflow time %.3f s (limit ' \
+        '%.0f%%)' % (k, _WHAT[k] % ms, 100 * rel, scale, 100 * limit)
+
+
+def line(fid):
+    """The verdict in one console line."""
+    if not fid:
+        return None
+    if fid['verdict'] == FAITHFUL:
+        lags = fid.get('lags') or {}
+        worst = max(((v / fid['limits'][k], k) for k, v in lags.items()
+                     if k in fid['limits']), default=None)
+        tail = '' if worst is None else ' (closest to its limit: %s at ' \
+            '%.0f%% of it)' % (worst[1], 100 * worst[0])
+        return 'fidelity: faithful%s' % tail
+    return 'fidelity: DEGRADED: ' + '; '.join(fid['causes'])

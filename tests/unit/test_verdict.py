@@ -1,0 +1,137 @@
+"""The emulator's fidelity verdict: the figures it measures of itself
+(emulator.monitor, host.probes) and how they are judged
+(pipeline.verdict)."""
+import socket
+import time
+
+import pytest
+
+from netsched import routing, topology as topo
+from netsched.emulator import monitor
+from netsched.host.probes import Probes
+from netsched.pipeline import verdict
+
+
+def summary(ccts):
+    return {'coflows': {str(i): {'cct_s': c} for i, c in enumerate(ccts)}}
+
+
+def figures(excess=1.0, late=1.0, applied=5.0, timeouts=0, rto=0.0,
+            sent=100, lost=0):
+    return {'datapath': {'excess_ms': {'p99': excess}, 'probes_sent': sent,
+                         'probes_lost': lost},
+            'agents': {'late_ms': {'p99': late}},
+            'controller': {'applied_ms': {'p95': applied}},
+            'tcp': {'timeouts': timeouts, 'rto_recovery_s': rto}}
+
+
+def test_time_scale_is_the_median_coflow_time():
+    assert verdict.time_scale(summary([0.1, 0.3, 0.2])) == 0.2
+    assert verdict.time_scale(summary([0.1, 0.3])) == 0.2
+    assert verdict.time_scale(summary([None])) is None
+
+
+def test_light_run_is_faithful():
+    # 1 ms against a 0.5 s median: 0.2%, far under every limit
+    v = verdict.judge(figures(), summary([0.5] * 4))
+    assert v['verdict'] == 'faithful' and v['causes'] == []
+    assert v['lags']['datapath'] == pytest.approx(0.002)
+    assert v['lags']['controller'] == pytest.approx(0.01)
+    assert verdict.line(v).startswith('fidelity: faithful')
+
+
+@pytest.mark.parametrize('kw,cause', [
+    # 15 ms is 3% of 0.5 s, over the 2% limit
+    ({'excess': 15.0}, 'datapath'),
+    ({'late': 15.0}, 'agents'),
+    # 60 ms is 12%, over 10%
+    ({'applied': 60.0}, 'controller'),
+    # 0.3 s of recovery against 4 x 0.5 s of coflows: 15%
+    ({'timeouts': 2, 'rto': 0.3}, 'tcp'),
+    ({'lost': 5}, 'datapath'),
+])
+def test_each_lag_over_its_limit_degrades_with_its_cause(kw, cause):
+    v = verdict.judge(figures(**kw), summary([0.5] * 4))
+    assert v['verdict'] == 'degraded'
+    assert len(v['causes']) == 1 and v['causes'][0].startswith(cause + ':')
+    assert verdict.line(v).startswith('fidelity: DEGRADED: ' + cause)
+
+
+def test_the_same_lag_is_faithful_on_a_slower_time_scale():
+    # 15 ms against a 2 s median coflow time is 0.75%
+    assert verdict.judge(figures(excess=15.0),
+                         summary([2.0]))['verdict'] == 'faithful'
+
+
+def test_a_run_without_finished_coflows_cannot_be_called_faithful():
+    v = verdict.judge(figures(), summary([]))
+    assert v['verdict'] == 'degraded' and v['causes'][0].startswith(
+        'unknown')
+
+
+def test_missing_figures_are_not_causes():
+    v = verdict.judge({'datapath': {}, 'agents': {'late_ms': None}},
+                      summary([0.5]))
+    assert v['verdict'] == 'faithful'
+
+
+def test_allowance_is_serialisation_plus_one_packet_per_hop():
+    g = topo.build('fattree', 4)
+    rate = lambda u, v: 20e6     # noqa: E731
+    src, dst = 'h0_0_0', 'h1_0_0'         # across pods: 6 hops
+    ft = routing.FiveTuple(g.nodes[src]['ip'], g.nodes[dst]['ip'],
+                           routing.UDP, monitor.PROBE_PORT,
+                           monitor.PROBE_PORT)
+    hops = len(routing.path_links(g, ft))
+    assert hops == 6
+    want = 6 * (60 + 9000 + 14) * 8 / 20e6
+    assert monitor.allowance_s(g, src, dst, rate, 9000) == \
+        pytest.approx(want)
+
+
+def test_datapath_figures_from_probe_reports():
+    g = topo.build('fattree', 4)
+    rate = lambda u, v: 20e6     # noqa: E731
+    allow = monitor.allowance_s(g, 'h0_0_0', 'h0_0_1', rate, 1500)
+    a_ip = g.nodes['h0_0_0']['ip']
+    # three probes from h0_0_0 to h0_0_1: 1, 2 and 10 ms
+    reports = {'h0_0_1': {'sent': {}, 'received': {a_ip: 3},
+                          'delays_us': {a_ip: [1000, 2000, 10000]}},
+               'h0_0_0': {'sent': {g.nodes['h0_0_1']['ip']: 4},
+                          'received': {}, 'delays_us': {}}}
+    d = monitor.datapath(g, reports, rate, 1500)
+    assert (d['probes_sent'], d['probes_received'], d['probes_lost']) == \
+        (4, 3, 1)
+    assert d['delay_ms']['max'] == 10.0 and d['delay_ms']['p50'] == 2.0
+    assert d['excess_ms']['max'] == pytest.approx(10.0 - allow * 1e3,
+                                                  abs=1e-3)
+
+
+def test_agent_figures_merge_hosts():
+    late = {'a': {'n': 3, 'max': 9000, 'kept': [0, 100, 9000]},
+            'b': {'n': 1, 'max': 50, 'kept': [50]}, 'c': None}
+    f = monitor.agents(late)
+    assert f['timers'] == 4 and f['late_ms']['max'] == 9.0
+    assert monitor.agents({})['late_ms'] is None
+
+
+def test_probes_measure_one_way_delay_on_loopback():
+    """Two probers on 127.0.0.1 (distinct ports) exchange probes; the
+    kernel's receive timestamps give delays well under a second."""
+    port = _free_udp_port()
+    p = Probes('127.0.0.1', port, ['127.0.0.1'], 0.01)
+    p.start(time.monotonic())
+    time.sleep(0.25)
+    r = p.stop()
+    assert r['sent']['127.0.0.1'] >= 10
+    got = r['delays_us']['127.0.0.1']
+    assert len(got) >= 10 and r['received']['127.0.0.1'] == len(got)
+    assert 0 <= min(got) and max(got) < 200_000
+
+
+def _free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
