@@ -1,4 +1,10 @@
-"""netsched: network flow and coflow scheduling emulator for DL clusters."""
+"""netsched: network flow and coflow scheduling emulator for DL clusters.
+
+The Python API (docs/analysis.md): ``netsched.run(exp, backend='sim',
+**overrides)`` runs an experiment, ``netsched.sweep(exp, policies,
+seeds, out=...)`` a sweep, and ``netsched.load(DIR, table='coflows')``
+reads a run's or a sweep's results into a pandas DataFrame.
+"""
 import os
 
 __version__ = "0.1.0"
@@ -20,3 +26,21 @@ def _root():
 
 
 ROOT = _root()
+
+
+API = ('run', 'sweep', 'load')
+
+
+def __getattr__(name):
+    # loaded by name when first asked for: the controller, the host
+    # agents and every run import this package and need none of it, and
+    # the package's top imports nothing of the pipeline (test_layout.py)
+    if name in API:
+        import importlib
+        return getattr(importlib.import_module('netsched.pipeline.api'),
+                       name)
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
+
+
+def __dir__():
+    return sorted(list(globals()) + list(API))
