@@ -176,9 +176,9 @@ class Sweep:
         if name == 'means':
             return self._group_columns() + list(MEAN_COLUMNS), \
                 self.mean_rows()
-        if name not in RUN_TABLES or name == 'flows':
+        if name not in RUN_TABLES:
             raise ConfigError('table %r: a sweep has the tables %s' % (
-                name, ', '.join(SWEEP_TABLES + TOP)))
+                name, ', '.join(TABLES)))
         fname, own = RUN_TABLES[name]
         rows = []
         for r in self.ok:
