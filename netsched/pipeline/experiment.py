@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .. import ROOT, qos
 from .. import topology as topo
 from ..errors import ConfigError, TopologyError, read_text, yaml_loader
-from . import knobs
+from . import bounds, knobs
 from .knobs import Knobs
 
 BACKENDS = ('emu', 'sim', 'ns3')
@@ -47,6 +47,9 @@ THRESHOLD_FLOOR_WINDOWS = 2
 # (10000 of a 2-worker ResNet-50 ring: 4.5 M tasks, 22 s and 1.8 GB to
 # check; 2**63 raised ValueError in numpy, 10**5 ran for minutes)
 MAX_ITERATIONS = 10000
+# a link's rate (bit/s): from 1 kbit/s to 1 Pbit/s
+MIN_LINK_BPS = 1e3
+MAX_LINK_BPS = 1e15
 
 
 # the ns-3 backend's section (``ns3: {...}``) and its defaults
@@ -186,6 +189,10 @@ class Experiment:
     sample_s: float = 0.1
     completion_tolerance: float = 1e-3
     timeout_s: float = None
+    # the run's limits on events and event-log size (None: derived,
+    # pipeline.bounds.limits)
+    max_events: int = None
+    max_log_mb: float = None
     # a hybrid fabric's circuit scheduler: (name, {parameter: value})
     circuits: tuple = None
     # the simulator's packets: none (fluid), dc (MTU-byte packets at
@@ -356,6 +363,7 @@ def _job(where, d, hosts, models_dir, index, group=None):
                                           integer=True, minimum=1,
                                           maximum=MAX_ITERATIONS)
     arrival = c.num('arrival_s', None, minimum=0)
+    bounds.check_time(where, 'arrival_s', arrival, 'the arrival')
     placement = _placement(c, 'placement', hosts)
     need = workers + (shards if pattern == 'ps' else 0)
     if isinstance(placement, tuple) and len(placement) != need:
@@ -675,6 +683,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     c.string('expect')
     c.string('description')
     spec = c.string('topology', required=True)
+    bounds.check_topology(spec, where)
     try:
         g = topo.parse_spec(spec)
     except TopologyError as e:
@@ -682,9 +691,14 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     hosts = topo.hosts(g)
     if 'link_gbps' in d and 'link_bps' in d:
         c.fail('link_bps', 'give link_gbps or link_bps, not both')
-    link_bps = c.num('link_bps', None, positive=True)
+    # below a kbit/s a tensor takes days and the run's link samples fill
+    # the disk; past a Pbit/s no fabric exists
+    link_bps = c.num('link_bps', None, positive=True, minimum=MIN_LINK_BPS,
+                     maximum=MAX_LINK_BPS)
     if link_bps is None:
-        link_bps = c.num('link_gbps', 10, positive=True) * 1e9
+        link_bps = c.num('link_gbps', 10, positive=True,
+                         minimum=MIN_LINK_BPS / 1e9,
+                         maximum=MAX_LINK_BPS / 1e9) * 1e9
     scale = c.num('scale', 1000, minimum=1)
     backend = backend or c.choice('backend', BACKENDS, 'emu')
     if backend not in BACKENDS:
@@ -713,7 +727,11 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     fq = c.num('fair_queues', 16, integer=True, minimum=0)
     if qos.bucket_error(fq):
         c.fail('fair_queues', qos.bucket_error(fq))
-    sample_s = c.num('sample_s', 0.1, positive=True)
+    # a sample every microsecond is the clock's resolution (sample_s:
+    # 1e-9 grew the event log by megabytes a second)
+    sample_s = c.num('sample_s', 0.1, positive=True,
+                     minimum=bounds.MIN_TIME_S,
+                     maximum=bounds.MAX_TIME_S)
     tol = c.num('completion_tolerance', 1e-3, minimum=0, maximum=0.1)
     if sim_packets is not None and sim_packets not in SIM_PACKETS:
         raise ConfigError('--sim-packets must be one of %s, got %r'
@@ -721,7 +739,10 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     sim_packets = sim_packets or c.choice('sim_packets', SIM_PACKETS,
                                           'none')
     c.choice('sim_packets', SIM_PACKETS)     # the file's, checked anyway
-    timeout_s = c.num('timeout_s', None, positive=True)
+    timeout_s = c.num('timeout_s', None, positive=True,
+                      maximum=bounds.MAX_TIME_S)
+    max_events = c.num('max_events', None, integer=True, minimum=1)
+    max_log_mb = c.num('max_log_mb', None, positive=True)
     _model(c, backend)
     big = c.get('big_switch', False)
     if not isinstance(big, bool):
@@ -802,7 +823,9 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
     if arr is not None:
         ac = _Checker('%s: arrivals' % where, arr)
         ac.choice('process', ('poisson',), 'poisson')
-        poisson = float(ac.num('rate_per_s', required=True, positive=True))
+        # a rate of 1e-300 puts the arrivals past the clock's range
+        poisson = float(ac.num('rate_per_s', required=True, positive=True,
+                               minimum=1.0 / bounds.MAX_TIME_S))
         ac.done()
 
     tr = None
@@ -820,7 +843,8 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                 raise ConfigError('--trace %s: no such file' % trace)
         else:
             tpath = find_trace(tpath, base, '%s: trace: path' % where)
-        start = tc.num('start_s', None, minimum=0)
+        start = tc.num('start_s', None, minimum=0,
+                       maximum=bounds.MAX_TIME_S)
         tr = TraceSpec(tpath, tc.num('limit', None, integer=True, minimum=1),
                        float(tc.num('time_scale', 1.0, minimum=0)),
                        tc.num('skip', 0, integer=True, minimum=0),
@@ -851,6 +875,7 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),
                       timeout_s=timeout_s, circuits=circuits,
+                      max_events=max_events, max_log_mb=max_log_mb,
                       knobs=measuring,
                       sim_packets=sim_packets, model=model,
                       threshold_floor=(float(windows), float(floor), raised),
