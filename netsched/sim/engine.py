@@ -24,6 +24,7 @@ fabric's circuit driver (netsched.sim.circuits) uses both, and
 import heapq
 import itertools
 import json
+import os
 
 import numpy as np
 
@@ -40,13 +41,43 @@ FULL = 0.999          # a link loaded to this share of its capacity is full
 class Clock:
     """The timers a workload driver sets (``at``, ``background``) and
     their firing, shared by the engines that drive the plan (this one and
-    the ns-3 backend's)."""
+    the ns-3 backend's), and the run's limits (``limits``: a
+    pipeline.bounds.Limits, or None) that :meth:`limit_reached` checks."""
+
+    # the event log's size is read from the file every this many events
+    # (a stat call; the log's buffer is a few kB)
+    LOG_CHECK_EVENTS = 1024
 
     def __init__(self):
         self.now = 0.0
         self._timers = []
         self._background = 0             # of them, background timers
         self._seq = itertools.count()
+        self.limits = None
+        self.stopped = None              # why a limit stopped the run
+
+    def limit_reached(self, events, log_path=None):
+        """Whether a limit is reached after ``events`` events, with
+        the reason in ``stopped`` (a run that hits one ends there and
+        says so in a ``run_incomplete`` event)."""
+        lim = self.limits
+        if lim is None:
+            return False
+        if self.now > lim.time_s:
+            self.stopped = 'simulated time %.6g s reached %s' % (
+                self.now, lim.time_text())
+        elif events >= lim.events:
+            self.stopped = '%d events reached %s' % (events,
+                                                     lim.events_text())
+        elif log_path is not None and events % self.LOG_CHECK_EVENTS == 0:
+            try:
+                size = os.stat(log_path).st_size
+            except OSError:
+                return False
+            if size >= lim.log_bytes:
+                self.stopped = 'the event log (%d MB) reached %s' % (
+                    size >> 20, lim.log_text())
+        return self.stopped is not None
 
     def at(self, t, fn, *args):
         """Call ``fn(*args)`` at time ``t`` (s), or now if that is past."""
@@ -153,6 +184,10 @@ class Engine(Clock):
         self.rates.on_classes = lambda t, ch: self.log.write(
             t, 'classes', classes=ch)
         settle = getattr(driver, 'settle', None)
+        if self.limits is not None:
+            until = min(until if until is not None else np.inf,
+                        self.limits.time_s)
+        log_path = getattr(self.log, 'path', None)
         while True:
             self._fire_timers()
             if settle is not None:
@@ -160,12 +195,19 @@ class Engine(Clock):
             self.rates.update(self.now, view)
             nxt = self._next_event_s()
             if not np.isfinite(nxt) or (until is not None and nxt > until):
+                lim = self.limits
+                if np.isfinite(nxt) and lim is not None and \
+                        not lim.time_given and until >= lim.time_s:
+                    self.stopped = 'the next event at %.6g s is past %s' % (
+                        nxt, lim.time_text())
                 break
             self._advance(nxt)
             self._finish_flows()
             self.events += 1
             if self.progress:
                 self.progress(self)
+            if self.limit_reached(self.events, log_path):
+                break
         self.links.close(self.now)
         return self.now
 

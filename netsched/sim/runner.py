@@ -7,6 +7,7 @@ import time
 
 from .drivers import PlanDriver, Together, TraceDriver
 from .. import fluid, policies
+from ..pipeline import bounds
 from .. import topology as topo
 from ..events import EventLog
 from ..workload import taskgraph, trace
@@ -89,8 +90,14 @@ def run(exp, log_path, say, bar=None):
         if exp.faults:
             from .faults import schedule
             schedule(eng, exp.faults, plan_driver)
+        eng.limits = bounds.limits(exp, bounds.estimate(
+            exp, (ports, cofs) if exp.trace else None))
         eng.run(driver, until=exp.timeout_s)
-        if exp.timeout_s is not None and eng.busy():
+        if eng.stopped is not None:
+            say('stopped: %s' % eng.stopped)
+            log.write(eng.now, 'run_incomplete', cause='limit',
+                      why=eng.stopped)
+        elif exp.timeout_s is not None and eng.busy():
             # as the emulator says when its timeout_s stops it
             log.write(eng.now, 'run_incomplete', cause='timeout',
                       why='timeout_s %g reached' % exp.timeout_s)
