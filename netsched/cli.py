@@ -399,14 +399,22 @@ def _interrupt(signum, frame):
 
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from .pipeline import run
+    from .pipeline import bounds, run
     exp = _experiment(a)
-    # everything that can fail, before a word is printed
+    # everything that can fail, before a word is printed; the size first,
+    # so that a run too big to plan is not planned
+    est, warnings = bounds.admit(exp, force=a.long)
     g, traced, plan = run.check(exp)
     if traced:
         from .workload import trace
         ports, cofs, racks = traced
     print('%s: ok' % a.experiment)
+    print('  estimate: %s' % est.text())
+    lim = bounds.limits(exp, est)
+    print('  limits: %s; %s; %s' % (lim.time_text(), lim.events_text(),
+                                   lim.log_text()))
+    for w in warnings:
+        print('  warning: %s' % w)
     for line in exp.knobs.environment_lines():
         print('  %s' % line)
     if exp.knobs.changed():
@@ -526,11 +534,15 @@ def cmd_demo(a):
 
 def cmd_run(a):
     """Run an experiment on the chosen backend and report."""
-    from .pipeline import run
+    from .pipeline import bounds, run
     exp = _experiment(a)
     out = a.out or run.default_out(exp)
     run.check_out(out, getattr(a, 'force', False), own='run')
+    exp, warnings = bounds.bounded(exp, force=getattr(a, 'long', False),
+                                   out_dir=out)
     log = _logger()
+    for w in warnings:
+        log('warning: %s' % w)
     out, summary = run.execute(exp, out, say=log,
                                attach=getattr(a, 'attach', None),
                                command=getattr(a, 'command_line', None))
@@ -818,6 +830,9 @@ def build_parser():
                        help='set any experiment key by its dotted path '
                        '(link_gbps=40, jobs.0.workers=8, policy_params.'
                        'classes=2; repeatable)')
+        p.add_argument('--long', action='store_true',
+                       help='accept an ns-3 run estimated at over an hour '
+                       'of wall time')
         if name == 'run':
             p.add_argument('--out', help='output directory, new or empty '
                            '(default results/<name>-<backend>-<policy>-'
