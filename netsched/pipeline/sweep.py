@@ -30,7 +30,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from . import metrics
+from . import bounds, metrics
 from ..errors import ConfigError
 from . import overrides
 from .paths import safe_name
@@ -87,6 +87,9 @@ def parse_seeds(text):
         if a < 0 or b < a:
             raise ConfigError('--seeds: %r is not a range of seeds >= 0'
                               % part)
+        if b - a + 1 + len(out) > bounds.MAX_RUNS:
+            raise ConfigError('--seeds: %r is %d seeds; a sweep runs at '
+                              'most %d' % (part, b - a + 1, bounds.MAX_RUNS))
         out.update(range(a, b + 1))
     return sorted(out)
 
@@ -120,6 +123,13 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
                 k, k, OWN_FLAGS[k]))
     path = os.path.abspath(experiment)
     specs, seen, traces = [], set(), {}
+    total = len(backends) * len(policies) * len(seeds)
+    for _, vs in axes:
+        total *= len(vs)
+    if total > bounds.MAX_RUNS:
+        raise ConfigError('the sweep is %d runs (backends x policies x seeds'
+                          ' x --set values); at most %d' % (total,
+                                                           bounds.MAX_RUNS))
     combos = list(itertools.product(*[vs for _, vs in axes])) if axes \
         else [()]
     for b in backends:
@@ -132,6 +142,9 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
                                       trace=trace,
                                       sets=[(overrides.split_key(k), v)
                                             for k, v in sets])
+                    # the size first: a run too big to plan is refused
+                    # before it is planned
+                    bounds.admit(exp, traces.get(exp.trace))
                     run.check(exp, traces)
                     _distinct(exp, sets, made, p)
                     key = run_key(b, p, sets, s)
@@ -267,7 +280,8 @@ def execute(spec, out_dir, log_path, on_start=None, stop=None):
         proc = subprocess.Popen(command(spec, out_dir), stdout=log,
                                 stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=env,
-                                cwd=os.getcwd(), start_new_session=True)
+                                cwd=os.getcwd(), start_new_session=True,
+                                preexec_fn=_die_with(os.getpid()))
         if on_start:
             on_start(proc)
         interrupted = False
@@ -290,6 +304,69 @@ def execute(spec, out_dir, log_path, on_start=None, stop=None):
     if rc == 0 and os.path.isfile(os.path.join(out_dir, 'summary.json')):
         return 'ok', '', wall
     return 'failed', error_line(log_path, rc), wall
+
+
+# prctl(2): a signal to the child when the thread that started it ends
+# (here: with the sweep, which waits for each child on that thread)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent):
+    """A preexec function: the child gets SIGTERM (a run's own way to
+    stop and say so) when the sweep dies, even by SIGKILL, which its own
+    session would otherwise outlive. None where prctl is missing."""
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec():
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:       # died before prctl took
+            os.kill(os.getpid(), signal.SIGTERM)
+    return preexec
+
+
+def lock(root):
+    """Hold the sweep folder ``root`` for this sweep: a lock file
+    (``sweep.lock``, this process's pid) under an exclusive flock, which
+    ends with the process however it ends. A ConfigError naming the
+    other sweep's pid where one holds it. Returns the open file: the
+    lock lasts until it is closed (:func:`unlock`)."""
+    import fcntl
+    path = os.path.join(root, LOCK)
+    try:
+        f = open(path, 'a+')
+    except OSError as e:
+        raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        other = f.read().strip() or 'unknown'
+        f.close()
+        raise ConfigError('--out %s: another sweep (pid %s) is running in '
+                          'this folder; wait for it to end, or stop it '
+                          '(kill %s), then run this again'
+                          % (root, other, other)) from None
+    f.seek(0)
+    f.truncate()
+    f.write('%d\n' % os.getpid())
+    f.flush()
+    return f
+
+
+def unlock(f):
+    """Release the sweep folder (:func:`lock`)."""
+    try:
+        os.unlink(f.name)
+    except OSError:
+        pass
+    f.close()
+
+
+LOCK = 'sweep.lock'
 
 
 def _interrupt(proc):
@@ -531,6 +608,18 @@ def run_sweep(specs, root, definition, executor, force=False,
     bar (total, skipped, ok, failed)."""
     try:
         os.makedirs(root, exist_ok=True)
+    except OSError as e:
+        raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+    held = lock(root)
+    try:
+        return _run_sweep(specs, root, definition, executor, force,
+                          progress)
+    finally:
+        unlock(held)
+
+
+def _run_sweep(specs, root, definition, executor, force, progress):
+    try:
         with open(os.path.join(root, 'sweep.json'), 'w') as f:
             json.dump(definition, f, indent=1)
     except OSError as e:
