@@ -18,7 +18,8 @@ from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,
+                               NullFormatter, NullLocator)
 
 from .. import topology
 from . import crosscheck, metrics
@@ -123,6 +124,41 @@ def log_axis(ax, which, lo, hi, dense=3):
     axis.set_major_formatter(FuncFormatter(lambda v, _: '%g' % v))
     # the minor labels are what overlapped, and matplotlib's are TeX too
     axis.set_minor_formatter(NullFormatter())
+
+
+# ticks a ratio axis may have, from which those in its range are drawn
+RATIO_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 0.95,
+               1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0, 5.0, 10.0, 20.0, 50.0,
+               100.0)
+
+
+def ratio_axis(ax, which, values):
+    """A log axis for ratios around 1: its range holds 1 and every value
+    with a margin, its ticks the RATIO_TICKS in it spread over it,
+    labelled as plain numbers (log_axis's, which puts ticks at
+    decades only, would leave a range of 0.9-1.1 with the one tick at 1)."""
+    vals = [v for v in values if v and v > 0] + [1.0]
+    lo, hi = min(vals), max(vals)
+    pad = max(math.log(hi / lo) * 0.08, 0.02)
+    lo, hi = lo * math.exp(-pad), hi * math.exp(pad)
+    getattr(ax, 'set_%sscale' % which)('log')
+    getattr(ax, 'set_%slim' % which)(lo, hi)
+    # outward from 1, a tick where it is at least an eighth of the range
+    # from the last one kept: spread evenly, never crowded about 1
+    gap = math.log(hi / lo) / 8
+    ticks = [1.0]
+    for side in ([t for t in RATIO_TICKS if lo <= t < 1][::-1],
+                 [t for t in RATIO_TICKS if 1 < t <= hi]):
+        last = 1.0
+        for t in side:
+            if abs(math.log(t / last)) >= gap:
+                ticks.append(t)
+                last = t
+    ticks.sort()
+    axis = getattr(ax, which + 'axis')
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: '%g' % v))
+    axis.set_minor_locator(NullLocator())
 
 
 def _title(fig, summary, what):

@@ -19,6 +19,8 @@ from . import paths, stats, sweep, sweep_plots
 FORMATS = ('png', 'svg', 'pdf')
 # the metric a sweep's answer leads with: the first one its runs have
 PRIMARY = ('avg_jct_s', 'avg_sct_s', 'avg_cct_s', 'avg_iteration_s')
+# the figures a page shows beside its answer, not among the others
+LEAD = ('forest',)
 
 
 def kind(path):
@@ -108,6 +110,8 @@ def _figure(path, name, caption, fig, fmt, figdir):
             with open(saved, 'rb') as f:
                 png = f.read()
     return {'name': name, 'caption': caption, 'file': file, 'wide': wide,
+            # the page's answer as a figure: shown with the answer
+            'lead': name in LEAD,
             'png': base64.b64encode(png).decode('ascii')}
 
 
@@ -208,6 +212,8 @@ def _sweep(path, baseline=None):
     if ok:
         shown = [primary] + [m for m in metrics if m != primary][:3] \
             if primary else metrics[:4]
+        figs += sweep_plots.forest(ratios, policies, metrics, baseline,
+                                   title)
         figs += sweep_plots.bars(ok, policies, shown, axes, title)
         figs += sweep_plots.cdfs(path, ok, policies, axes, title)
         figs += sweep_plots.lines(ok, policies, shown[:2], axes, title)
@@ -374,7 +380,9 @@ def _answer(ratios, primary, baseline, policies):
 
 def _reproduce(path, baseline=None):
     from . import reproduce
-    return reproduce.page(path)
+    page = reproduce.page(path)
+    page['figures'] = sweep_plots.study_forest(page['heads'])
+    return page
 
 
 def _crosscheck(path, baseline=None):

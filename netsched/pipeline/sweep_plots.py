@@ -1,4 +1,5 @@
-"""A sweep's figures: each metric per policy with its 95% interval over
+"""A sweep's figures: the paired ratios to the baseline (a forest plot,
+the page's first figure), each metric per policy with its 95% interval over
 seeds, distributions pooled over seeds per policy, and each metric
 against every numeric swept axis. Each function returns a list of
 (name, caption, Figure); pipeline.plots.save writes one.
@@ -15,7 +16,7 @@ from . import metrics
 from . import stats
 from .shapes import brief
 from ..errors import ConfigError
-from .plots import diagonal, figure, log_axis
+from .plots import diagonal, figure, log_axis, ratio_axis
 
 NAMES = metrics.TOTALS
 
@@ -39,6 +40,149 @@ def group_label(group):
     """'sim' or 'sim, link_gbps=40'."""
     return ', '.join([group['backend']] + ['%s=%s' % (k, v) for k, v in
                                            group.items() if k != 'backend'])
+
+
+# a forest's row label is cut to this many characters (a policy named by
+# its module path would squeeze the panel to nothing)
+LABEL_CHARS = 32
+
+
+def short(text, n=LABEL_CHARS):
+    """``text`` cut to ``n`` characters with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= n else text[:n - 1] + '…'
+
+
+def forest(ratios, policies, metrics, baseline, title):
+    """The answer as a figure: per group (backend and axis values, a
+    panel each), every policy's paired ratio to the baseline per metric
+    with its 95% interval (stats.against_baseline), on a log axis with a
+    line at 1; left of it is lower, which is better for every metric."""
+    by_group = {}
+    for r in ratios:
+        by_group.setdefault(group_label(r['group']), {})[
+            r['policy'], r['metric']] = r
+    if not by_group:
+        return []
+    groups = list(by_group.items())[:MAX_GROUPS]
+    rows = [(m, p) for m in metrics for p in policies if p != baseline
+            and any((p, m) in g for _, g in groups)]
+    fig = figure(min(14, 2.6 + 3.6 * len(groups)),
+                 1.4 + 0.3 * len(rows) + 0.25 * len(metrics))
+    axs = fig.subplots(1, len(groups), squeeze=False, sharey=True)[0]
+    ys, labels, y = [], [], 0.0
+    for i, (m, p) in enumerate(rows):
+        if i and rows[i - 1][0] != m:
+            y += 0.6                  # a gap between metrics
+        ys.append(y)
+        labels.append('%s: %s' % (NAMES.get(m, m), short(p)))
+        y += 1
+    values = []
+    for ax, (g, cells) in zip(axs, groups):
+        ax.axvline(1.0, color='0.3', lw=1, zorder=1)
+        for yy, (m, p) in zip(ys, rows):
+            r = cells.get((p, m))
+            if r is None:
+                continue
+            c = 'C%d' % (policies.index(p) % 10 if p in policies else 0)
+            lo, hi = r['low'], r['high']
+            err = None if lo is None else [[r['ratio'] - lo],
+                                           [hi - r['ratio']]]
+            # filled where the interval excludes 1: a difference at 95%
+            filled = r['verdict'] in ('better', 'worse')
+            ax.errorbar([r['ratio']], [yy], xerr=err, fmt='o', color=c,
+                        mfc=c if filled else 'white', capsize=3, zorder=3)
+            values += [v for v in (r['ratio'], lo, hi) if v]
+        ax.set_title(g, fontsize='medium')
+        ax.grid(alpha=0.3, axis='x')
+        ax.set_xlabel('ratio to %s (log scale)' % short(baseline, 24))
+    for ax in axs:
+        ratio_axis(ax, 'x', values)
+    axs[0].set_yticks(ys, labels)
+    axs[0].invert_yaxis()
+    handles = _forest_legend()
+    fig.legend(handles=handles, loc='outside lower center',
+               ncol=len(handles), fontsize='small', frameon=False)
+    fig.suptitle('%s: each policy against %s, paired by seed'
+                 % (title, short(baseline, 24)))
+    n = max((r['n'] for r in ratios), default=0)
+    return [('forest', 'Each policy\'s ratio to %s per metric: the '
+             'geometric mean of the per-seed ratios (each policy\'s run '
+             'over the baseline\'s of the same seed and axis values, %d '
+             'seeds at most) with its 95%% confidence interval (Student\'s '
+             't on the logarithms, mapped back). Left of the line at 1 the '
+             'policy is faster; a filled point\'s interval excludes 1.'
+             % (baseline, n), fig)]
+
+
+# a reproduction's columns: (key in a headline's cols, label, colour)
+STUDY_COLUMNS = (('sim', 'simulator, 8 classes', 'C0'),
+                 ('sim_exact', 'simulator, full order', 'C2'),
+                 ('emu', 'emulator', 'C3'))
+
+
+def study_forest(heads):
+    """A reproduction's answer as a figure: per claim, the measured
+    speed-up of the policy over its paper's baseline (the baseline's
+    value over the policy's, paired by seed, with its 95% interval) at
+    the study's first axis value on each backend, and the paper's own
+    figure as a diamond where the study gives it; a line at 1, above
+    which the policy is faster, as the papers state their claims."""
+    rows = [h for h in heads if any(c['row'] for c in h['cols'].values())]
+    if not rows:
+        return []
+    fig = figure(9, 1.6 + 0.55 * len(rows))
+    ax = fig.subplots()
+    ax.axvline(1.0, color='0.3', lw=1, zorder=1)
+    values, shown = [], set()
+    for i, h in enumerate(rows):
+        for j, (key, label, c) in enumerate(STUDY_COLUMNS):
+            r = h['cols'][key]['row']
+            if r is None or r['speedup'] is None:
+                continue
+            y = i - 0.1 + 0.2 * j      # the paper's diamond above
+            err = None if r['low'] is None else [
+                [r['speedup'] - r['low']], [r['high'] - r['speedup']]]
+            filled = r['direction'] in ('agrees', 'opposite')
+            ax.errorbar([r['speedup']], [y], xerr=err, fmt='o', color=c,
+                        mfc=c if filled else 'white', capsize=3, zorder=3,
+                        label=None if key in shown else label)
+            shown.add(key)
+            values += [v for v in (r['speedup'], r['low'], r['high']) if v]
+        if h.get('paper_speedup'):
+            ax.plot([h['paper_speedup']], [i - 0.3], marker='D', ms=8,
+                    mfc='none', mec='k', ls='none', zorder=4,
+                    label=None if 'paper' in shown else "the paper's figure")
+            shown.add('paper')
+            values.append(h['paper_speedup'])
+    ratio_axis(ax, 'x', values)
+    ax.set_yticks(range(len(rows)), [
+        '%s: %s vs %s\n%s, %s=%s' % (
+            h['study'], short(h['policy'], 20), short(h['against'], 20),
+            NAMES.get(h['metric'], h['metric']), h['axis'], h['regime'])
+        for h in rows], fontsize='small')
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel('speed-up over the baseline (log scale; above 1 the '
+                  'policy is faster)')
+    ax.grid(alpha=0.3, axis='x')
+    fig.legend(loc='outside lower center', ncol=4, fontsize='small',
+               frameon=False)
+    fig.suptitle('Each policy against its paper\'s baseline, paired by '
+                 'seed')
+    return [('forest', 'Each claim\'s measured speed-up (the baseline\'s '
+             'value over the policy\'s, the geometric mean of the per-seed '
+             'ratios with its 95% interval) at the study\'s first axis '
+             'value, on each backend it ran on; a filled point\'s interval '
+             'excludes 1. A diamond marks the paper\'s own figure where '
+             'the study lists it.', fig)]
+
+
+def _forest_legend():
+    from matplotlib.lines import Line2D
+    return [Line2D([], [], marker='o', color='0.3', ls='none',
+                   label='interval excludes 1'),
+            Line2D([], [], marker='o', color='0.3', mfc='white', ls='none',
+                   label='interval holds 1 (or one seed)')]
 
 
 def bars(rows, policies, shown, axes, title):
