@@ -245,7 +245,27 @@ def _checked(where, key, v, default, zero_ok):
             raise ConfigError('%s: %s: must be a whole number, got %r'
                               % (where, key, v))
         v = int(v)
+        # a count sizes arrays and loops (Aalo's num_queues: 1e12 asked
+        # numpy for 8 TB)
+        if v > MAX_COUNT:
+            raise ConfigError('%s: %s: must be at most %d, got %r'
+                              % (where, key, MAX_COUNT, v))
+    # a period or time under the simulator's 1 us resolution never lets
+    # its clock advance (a hybrid period_s: 1e-300 looped at t=0), and
+    # one past 1e8 s is past the range it holds
+    unit = {'_s': 1.0, '_ms': 1e-3}.get(key[-2:] if key.endswith('_s')
+                                        else key[-3:])
+    if unit is not None and v > 0 and not \
+            MIN_TIME_S <= v * unit <= MAX_TIME_S:
+        raise ConfigError('%s: %s: must be %s%g..%g s, got %r s'
+                          % (where, key, '0 or ' if zero_ok else '',
+                             MIN_TIME_S, MAX_TIME_S, v * unit))
     return v
+
+
+# a parameter that counts something at most; a time parameter's range
+MAX_COUNT = 10 ** 6
+MIN_TIME_S, MAX_TIME_S = 1e-6, 1e8
 
 
 def summary(cls, module_first=False, width=100):

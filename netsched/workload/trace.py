@@ -18,6 +18,11 @@ MB = 2 ** 20
 # racks a trace may have: a header of 10**18 ports passed, and placing
 # racks with ``wrap`` then listed every one (the FB trace has 150)
 MAX_PORTS = 2 ** 20
+# a coflow's flows at most (mappers x reducers): a 30 KB line of 3,000
+# mappers and 3,000 reducers is 9 million flows, gigabytes once expanded
+MAX_COFLOW_FLOWS = 2 ** 20
+# the latest arrival (s) the simulator's clock holds (pipeline.bounds)
+MAX_ARRIVAL_S = 1e8
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,11 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
         if len(red) != nr:
             raise ConfigError('%s:%d: says %d reducers, lists %d'
                               % (path, n, nr, len(red)))
+        if nm * nr > MAX_COFLOW_FLOWS:
+            raise ConfigError('%s:%d: coflow %s: %d mappers x %d reducers is '
+                              '%d flows; at most %d a coflow'
+                              % (path, n, cid, nm, nr, nm * nr,
+                                 MAX_COFLOW_FLOWS))
         reducers = []
         for x in red:
             rack, sep, mb = x.partition(':')
@@ -133,6 +143,11 @@ def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
                                                 * time_scale):
             raise ConfigError('%s:%d: arrival ms %d is too large'
                               % (path, n, arrival))
+        if arrival / 1000.0 * time_scale > MAX_ARRIVAL_S:
+            raise ConfigError('%s:%d: arrival ms %d x time_scale %g is past '
+                              'the %g s the simulator can hold'
+                              % (path, n, arrival, time_scale,
+                                 MAX_ARRIVAL_S))
         out.append(Coflow(cid, arrival / 1000.0 * time_scale, mappers,
                           tuple(reducers)))
     if limit is None and skipped + len(out) != count:
