@@ -207,6 +207,8 @@ def _check_reachable(faults, g, where):
         comps = sorted((c & set(hosts) for c in
                         nx.connected_components(live)), key=len)
         cut = sorted(set().union(*comps[:-1]), key=topo._natural)
+        if not cut:
+            _check_routes(f, i, live, down, where)
         if cut:
             raise ConfigError(
                 '%s: faults[%d]: with %s %s down%s, %s could not reach the '
@@ -216,6 +218,23 @@ def _check_reachable(faults, g, where):
                    ' (and the other faults of that moment)'
                    if len(down) > len(f.links) else '',
                    ', '.join(cut[:4]) + (' ...' if len(cut) > 4 else '')))
+
+
+def _check_routes(f, i, live, down, where):
+    """The hosts stay connected with ``down``, but the router only
+    takes valley-free paths (routing.next_hops): every pair must still
+    have one, or its traffic would have no route while the fault lasts."""
+    from .. import routing
+    pair = routing.unroutable(live)
+    if pair is not None:
+        raise ConfigError(
+            '%s: faults[%d]: with %s %s down%s, %s has no valley-free route '
+            'to %s (the router climbs, then descends: the hosts stay '
+            'connected only through a valley), so a job on them could not '
+            'send; fail fewer links at once'
+            % (where, i, f.kind, f.target,
+               ' (and the other faults of that moment)'
+               if len(down) > len(f.links) else '', pair[0], pair[1]))
 
 
 def down_at(faults, t):
