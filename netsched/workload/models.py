@@ -32,11 +32,16 @@ import sys
 from dataclasses import dataclass
 
 from .. import ROOT
+from . import llm
 from ..errors import ConfigError, YamlAliasError, read_text, yaml_loader
 
 BYTES_PER_PARAM = 4
 MODELS_DIR = os.path.join(ROOT, 'workloads', 'models')
 BUNDLED = ('resnet50', 'vgg16', 'bert-base', 'gpt2')
+# with the large language models of workload.llm
+ALL_BUNDLED = BUNDLED + llm.NAMES
+# a layer's optional keys for model parallelism (Layer)
+LAYER_EXTRAS = ('activation_bytes', 'tp_allreduces', 'experts', 'top_k')
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,14 @@ class Layer:
     forward_ms: float
     backward_ms: float
     tensors: tuple
+    # for tensor, pipeline and expert parallelism (workload.parallelism):
+    # the bytes of the layer's output for the profile's batch, the
+    # all-reduces of it a tensor-parallel layer makes in each pass, and
+    # a mixture-of-experts layer's experts and experts per token
+    activation_bytes: int = 0
+    tp_allreduces: int = 0
+    experts: int = 0
+    top_k: int = 0
 
     @property
     def bytes(self):
@@ -206,6 +219,8 @@ _BUILDERS = {'resnet50': _resnet50, 'vgg16': _vgg16,
 
 def build(name, gpu_tflops=15.0, backward_ratio=2.0):
     """The bundled profile ``name`` as a plain dict (the file format)."""
+    if name in llm.NAMES:             # built at their own GPU rate
+        return llm.build(name)
     arch, published, info = _BUILDERS[name]()
     per_ms = gpu_tflops * 1e12 / 1e3
     layers = []
@@ -273,8 +288,11 @@ def from_dict(d, where='model profile'):
             nbytes = n if 'bytes' in td else n * BYTES_PER_PARAM
             tensors.append(Tensor(str(td.get('name', '%s.%d' % (lname, j))),
                                   nbytes))
+        extra = {k: _num(lw, ld, k, integer=True, required=False) or 0
+                 for k in LAYER_EXTRAS}
         out.append(Layer(str(lname), float(_num(lw, ld, 'forward_ms')),
-                         float(_num(lw, ld, 'backward_ms')), tuple(tensors)))
+                         float(_num(lw, ld, 'backward_ms')), tuple(tensors),
+                         **extra))
     published = _num(where, d, 'published_params', integer=True,
                      required=False)
     m = Model(name, tuple(out), published)
@@ -306,13 +324,13 @@ _cache = {}
 
 def get(name, base_dir=None):
     """A bundled model by name, or a profile file by path."""
-    if name in BUNDLED:
+    if name in ALL_BUNDLED:
         path = os.path.join(MODELS_DIR, name + '.json')
     elif name.endswith(('.json', '.yaml', '.yml')):
         path = os.path.abspath(os.path.join(base_dir or os.getcwd(), name))
     else:
         raise ConfigError('unknown model %r: use one of %s or a profile file '
-                          '(.json/.yaml)' % (name, ', '.join(BUNDLED)))
+                          '(.json/.yaml)' % (name, ', '.join(ALL_BUNDLED)))
     if path not in _cache:            # keyed by file: relative names differ
         _cache[path] = load_file(path)
     return _cache[path]
@@ -320,7 +338,7 @@ def get(name, base_dir=None):
 
 def write_bundled(directory=MODELS_DIR):
     os.makedirs(directory, exist_ok=True)
-    for name in BUNDLED:
+    for name in ALL_BUNDLED:
         with open(os.path.join(directory, name + '.json'), 'w') as f:
             json.dump(build(name), f, indent=1)
             f.write('\n')
@@ -328,7 +346,7 @@ def write_bundled(directory=MODELS_DIR):
 
 if __name__ == '__main__':
     write_bundled()
-    for n in BUNDLED:
+    for n in ALL_BUNDLED:
         m = get(n)
         print('%-10s %4d layers %4d tensors %12d params (published %d) '
               'fwd %.1f ms bwd %.1f ms'
