@@ -236,6 +236,105 @@ class Decision:
     job_shift: dict = None
 
 
+# the classes a per-send class may name where the experiment gives the
+# full order (queues: exact): the emulator's switches' at most
+MAX_CLASSES = 8
+
+
+def check_decision(d, snap, policy):
+    """``d`` as a policy returned it for ``snap``, checked field by field
+    (shapes, types, ranges); a ConfigError of one line naming the policy,
+    the field and what is wrong, where the backend would otherwise fail
+    deep inside with a traceback or act on nonsense. Returns ``d``."""
+    if not isinstance(d, Decision):
+        raise ConfigError('policy %s: decide() returned %s, not a '
+                          'netsched.policies.Decision' % (
+                              policy, _what(d)))
+    C, F = len(snap.coflow_id), len(snap.flow_coflow)
+    P = len(snap.pending_bytes)
+    Q = snap.queues if snap.queues is not None else MAX_CLASSES
+    for field_, n, per, kind, lo, hi in (
+            ('coflow_rank', C, 'coflow', 'int', 0, None),
+            ('coflow_order', C, 'coflow', 'number', None, None),
+            ('flow_rate', F, 'active flow', 'rate', 0, None),
+            ('flow_class', F, 'active flow', 'int', -1, Q - 1),
+            ('pending_class', P, 'pending send', 'int', -1, Q - 1)):
+        v = getattr(d, field_)
+        if v is not None:
+            _check_array(policy, field_, v, n, per, kind, lo, hi)
+    r = d.recheck_at
+    if r is not None and (isinstance(r, bool) or not isinstance(
+            r, (int, float, np.integer, np.floating)) or not np.isfinite(r)):
+        raise ConfigError('policy %s: Decision.recheck_at: want None or a '
+                          'time in s, got %s' % (policy, _what(r)))
+    if d.job_shift is not None:
+        _check_shifts(policy, d.job_shift)
+    return d
+
+
+def _what(v):
+    """A value as an error shows it: its type, and itself if short."""
+    text = repr(v)
+    return '%s %s' % (type(v).__name__, text) if len(text) <= 40 \
+        else type(v).__name__
+
+
+def _check_array(policy, field_, v, n, per, kind, lo, hi):
+    head = 'policy %s: Decision.%s' % (policy, field_)
+    try:
+        a = np.asarray(v)
+    except (ValueError, TypeError):
+        a = None
+    if a is None or a.dtype.kind not in 'biuf':
+        raise ConfigError('%s: want an array of numbers, got %s'
+                          % (head, _what(v)))
+    if a.shape != (n,):
+        raise ConfigError('%s: want shape (%d,), one per %s, got %s'
+                          % (head, n, per, a.shape))
+    if not n:
+        return
+    f = a.astype(float)
+    if kind == 'rate':            # NaN: no explicit rate for that flow
+        bad = np.isinf(f) | (f < lo)
+        want = 'bit/s >= 0 or NaN'
+    else:
+        bad = ~np.isfinite(f)
+        want = 'finite numbers'
+        if kind == 'int':
+            bad |= f != np.round(f)
+            want = 'whole numbers'
+        if lo is not None:
+            bad |= f < lo
+            want += ' >= %d' % lo
+        if hi is not None:
+            bad |= f > hi
+            want += ' <= %d' % hi
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ConfigError('%s: want %s, got %r at index %d (%d bad of %d)'
+                          % (head, want, a[i].item(), i, int(bad.sum()), n))
+
+
+def _check_shifts(policy, shifts):
+    head = 'policy %s: Decision.job_shift' % policy
+    if not isinstance(shifts, dict):
+        raise ConfigError('%s: want {job: (shift_s, period_s, tolerance_s, '
+                          'max_wait_s) or None}, got %s'
+                          % (head, _what(shifts)))
+    for job, v in shifts.items():
+        if v is None:
+            continue
+        ok = isinstance(v, (tuple, list)) and len(v) == 4 and all(
+            isinstance(x, (int, float, np.integer, np.floating))
+            and not isinstance(x, bool) and np.isfinite(x) and x >= 0
+            for x in v)
+        if not ok or not v[1] > 0:
+            raise ConfigError('%s[%r]: want (shift_s, period_s, '
+                              'tolerance_s, max_wait_s), finite, >= 0, '
+                              'period_s > 0, or None; got %s'
+                              % (head, job, _what(v)))
+
+
 def flow_priority(snap, decision):
     """Per active flow, a dense priority key (0 = served first). With Q
     queues it is the coflow's class (:func:`coflow_class` with no current

@@ -4,6 +4,7 @@ policy module registers itself on import; policies from outside the
 package come by module path or entry point (netsched.spec.resolve), so
 every process that makes a policy by name finds the same one."""
 from .. import spec
+from ..errors import ConfigError
 
 REGISTRY = {}
 # the entry-point group an installed package adds policies to
@@ -18,11 +19,83 @@ def register(cls):
 def make(name, params=None, where='policy'):
     """A policy by name (built-in, entry point, or
     ``package.module:ClassName``), with its parameters checked
-    (spec.make)."""
+    (spec.make; a yes/no or one-of parameter by :func:`declared`). A
+    policy from outside the package has each decision checked as it
+    leaves decide() (:class:`CheckedDecide`)."""
     from . import load_all
     from .base import Policy
     load_all()
-    return spec.make(REGISTRY, 'policy', name, params, where, Policy, GROUP)
+    cls = spec.resolve(REGISTRY, 'policy', name, where, Policy, GROUP)
+    params = declared(cls, name, params, where)
+    obj = spec.make(REGISTRY, 'policy', name, params, where, Policy, GROUP)
+    if REGISTRY.get(str(name)) is not cls:
+        # the built-ins are tested and their decisions are on the hot
+        # path (thousands a run); another's are checked, a policy's first
+        # runs being where its mistakes are
+        obj.decide = CheckedDecide(obj)
+    return obj
+
+
+YES = ('true', 'yes', 'on', '1')
+NO = ('false', 'no', 'off', '0')
+
+
+def declared(cls, name, params, where):
+    """``params`` with each yes/no parameter (its default a bool) made a
+    bool and each one-of parameter (named in the class's ``choices``:
+    {parameter: (allowed values)}) checked; a ConfigError naming the
+    policy, the parameter and the value otherwise (``maybe`` is not a
+    yes/no)."""
+    import difflib
+    out = dict(params or {})
+    choices = getattr(cls, 'choices', None) or {}
+    for k, v in out.items():
+        default = cls.params.get(k) if isinstance(k, str) else None
+        if isinstance(default, bool) and not isinstance(v, bool):
+            text = str(v).strip().lower()
+            if isinstance(v, (int, float, str)) and text in YES + NO:
+                out[k] = text in YES
+            else:
+                raise ConfigError('%s %s: %s must be true or false, got %r'
+                                  % (where, name, k, v))
+        allowed = choices.get(k)
+        if allowed is not None and out[k] not in allowed:
+            close = [a for a in map(str, allowed)
+                     if a.lower() == str(v).lower()] or \
+                difflib.get_close_matches(str(v), list(map(str, allowed)), 1)
+            raise ConfigError('%s %s: %s must be one of %s, got %r%s'
+                              % (where, name, k, ', '.join(
+                                  map(str, allowed)), v,
+                                 '; did you mean %r?' % close[0]
+                                 if close else ''))
+    return out
+
+
+class CheckedDecide:
+    """An outside policy's decide(), its every Decision checked
+    (base.check_decision) and an exception it raises made one line that
+    names the policy and where in its own code: never a traceback from
+    inside netsched."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.decide = type(policy).decide.__get__(policy)
+
+    def __call__(self, snap):
+        from .base import check_decision
+        name = getattr(self.policy, 'name', type(self.policy).__name__)
+        try:
+            d = self.decide(snap)
+        except ConfigError:
+            raise
+        except Exception as e:
+            import traceback
+            tb = traceback.extract_tb(e.__traceback__)
+            at = ' (%s, line %d)' % (tb[-1].filename, tb[-1].lineno) \
+                if tb else ''
+            raise ConfigError('policy %s: decide() raised %s: %s%s' % (
+                name, type(e).__name__, e, at)) from None
+        return check_decision(d, snap, name)
 
 
 def parse_spec(text, where='--policy'):
