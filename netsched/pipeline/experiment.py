@@ -98,6 +98,9 @@ class JobSpec:
     # candidate placements (host tuples) the policy chooses among as the
     # plan is built (Policy.place; CASSINI's placement); () = none
     candidates: tuple = ()
+    # collective: and parallelism: (workload.parallelism.Parallel);
+    # None for a ring or parameter-server job
+    collective: object = None
     # what picks a ps send's connection among its pair's lanes (a
     # policy's workload(): 'urgency', Geryon's bytes, or 'position',
     # the tensor's place in the consumption order); not a file key
@@ -351,8 +354,18 @@ def _job(where, d, hosts, models_dir, index, group=None):
         models.get(model, models_dir)
     except ConfigError as e:
         c.fail('model', str(e))
-    pattern = c.choice('pattern', PATTERNS, required=True)
+    from ..workload import parallelism
+    collective = any(k in d for k in parallelism.KEYS)
+    c.used.update(parallelism.KEYS)
+    if collective and 'pattern' in d:
+        c.fail('pattern', 'a job with %s has no pattern' % ' or '.join(
+            k for k in parallelism.KEYS if k in d))
+    pattern = 'collective' if collective else \
+        c.choice('pattern', PATTERNS, required=True)
     workers = c.num('workers', required=True, integer=True, minimum=1)
+    if collective:
+        collective = parallelism.read(c.where, d, workers,
+                                      models.get(model, models_dir))
     if pattern == 'ring' and workers < 2:
         c.fail('workers', 'ring all-reduce needs at least 2 workers, got %d'
                % workers)
@@ -376,7 +389,7 @@ def _job(where, d, hosts, models_dir, index, group=None):
                % (need, len(hosts)))
     candidates = _candidates(c, hosts, need, group)
     bucket = c.num('bucket_mb', 25.0, positive=True)
-    if pattern != 'ring' and 'bucket_mb' in d:
+    if pattern not in ('ring', 'collective') and 'bucket_mb' in d:
         c.fail('bucket_mb', 'only a ring job fuses gradients into buckets')
     slice_mb = c.num('slice_mb', None, positive=True)
     if pattern != 'ps' and slice_mb is not None:
@@ -393,7 +406,7 @@ def _job(where, d, hosts, models_dir, index, group=None):
                       compute_jitter=float(jitter),
                       slice_mb=None if slice_mb is None else float(slice_mb),
                       send_order=order, prophet=prophet,
-                      candidates=candidates)
+                      candidates=candidates, collective=collective or None)
 
 
 def _candidates(c, hosts, need, group):

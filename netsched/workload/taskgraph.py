@@ -154,6 +154,8 @@ class Plan:
     instant_coflows: dict = field(default_factory=dict)
     # job -> {'candidates', 'chosen', 'by'}: placements a policy chose
     placements: dict = field(default_factory=dict)
+    # host -> its leaf switch, for collective jobs' groups (parallelism)
+    leaf_of: dict = field(default_factory=dict)
 
     def add(self, kind, host, job, it, **kw):
         t = Task(len(self.tasks), kind, host, job, it, **kw)
@@ -278,6 +280,9 @@ def build(exp, with_trace=True):
                                  arrival, free, net,
                                  lanes=shape.get('ps_lanes', 1),
                                  partitions=partitions)
+            elif spec.collective is not None:     # tp groups kept close
+                from . import parallelism
+                placed = parallelism.place(spec, g, hosts, free, rng, plan)
             else:
                 placed = _place(spec, _need(spec), hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,
@@ -544,6 +549,11 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
     direction, one per urgency class (policies.urgency_class; Geryon).
     seed: the experiment's (its compute jitter). partitions: how its ps
     tensors are sliced (:func:`slice_sizes`)."""
+    if spec.collective is not None:     # collectives, model parallelism
+        from . import parallelism
+        return parallelism.job(plan, spec, jid, model, arrival, placed, loss,
+                               iterations, group=group, gates=gates,
+                               stage_ends=stage_ends, seed=seed)
     from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
