@@ -625,6 +625,13 @@ def cmd_report(a):
     return 0
 
 
+def cmd_export(a):
+    """A run's timeline as a Perfetto (Chrome trace-event) JSON file."""
+    from .pipeline import export
+    print('trace: %s' % export.write(a.run, a.format, a.out))
+    return 0
+
+
 def cmd_crosscheck(a):
     """Two or three backends, several policies: same ranking? how far
     apart?"""
@@ -957,6 +964,12 @@ def build_parser():
     p.add_argument('--json', action='store_true', help='one JSON object: '
                    '{"policies": [...], "circuits": [...]}')
     p.set_defaults(fn=cmd_policies)
+    p = sub.add_parser('export', help="a run's timeline for "
+                       'ui.perfetto.dev: hosts, jobs, links, decisions')
+    p.add_argument('run', help='a run folder')
+    p.add_argument('--format', choices=('perfetto',), default='perfetto')
+    p.add_argument('--out', help='the file (default RUN/trace.perfetto.json)')
+    p.set_defaults(fn=cmd_export)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
                        '(by recorded names and pids)')
     p.set_defaults(fn=cmd_clean)
@@ -1003,6 +1016,8 @@ EXAMPLES = {
     'report': ['netsched report results/demo-sweep --baseline fifo '
                '--format pdf'],
     'clean': ['sudo netsched clean'],
+    'export': ['netsched export results/demo --format perfetto  '
+               '# then open trace.perfetto.json at ui.perfetto.dev'],
     'topo': ['netsched topo fattree,8', 'netsched topo hybrid,4,1 --json'],
 }
 
