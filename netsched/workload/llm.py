@@ -22,7 +22,7 @@ projections their own sizes.
 # name -> (family, layers, hidden, heads, kv heads, ffn, vocab, seq,
 #          experts, top_k, positions (learned) or 0, published params)
 SHAPES = {
-    'gpt3-1.3b': ('gpt3', 24, 2048, 16, 16, 8192, 50257, 2048, 0, 0,
+    'gpt3-1.3b': ('gpt3', 24, 2048, 24, 24, 8192, 50257, 2048, 0, 0,
                   2048, 1_300_000_000),
     'gpt3-13b': ('gpt3', 40, 5120, 40, 40, 20480, 50257, 2048, 0, 0,
                  2048, 13_000_000_000),
@@ -39,8 +39,9 @@ NAMES = tuple(SHAPES)
 SOURCES = {
     'gpt3': 'Brown et al. 2020, Language Models are Few-Shot Learners, '
             'Table 2.1',
-    'llama2-7b': 'Touvron et al. 2023, Llama 2, Table 1; meta-llama/'
-                 'Llama-2-7b-hf config.json',
+    'llama2-7b': 'Touvron et al. 2023, Llama 2, Table 1; LLaMA (Touvron '
+                 'et al. 2023), Table 2; meta-llama/Llama-2-7b-hf '
+                 'config.json',
     'llama2-70b': 'Touvron et al. 2023, Llama 2, Table 1; meta-llama/'
                   'Llama-2-70b-hf config.json',
     'mixtral-8x7b': 'Jiang et al. 2024, Mixtral of Experts, Table 1',
