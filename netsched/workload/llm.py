@@ -59,7 +59,7 @@ def _layers(name):
      _) = SHAPES[name]
     tokens = BATCH * seq
     act = tokens * d * ACTIVATION_BYTES
-    kv_dim = d // heads * kv
+    kv_dim = d * kv // heads
     gpt = family == 'gpt3'
     out = []
     emb = [('embed.token', vocab * d)]

@@ -21,6 +21,9 @@ def test_llm_profiles(name):
         assert sum(1 for x in m.layers if x.experts == 8) == blocks
     if name.startswith('llama2'):
         assert m.params == published
+    if name == 'gpt3-1.3b':           # 24 (12 d^2 + 13 d) + (V + 2048) d + 2d
+        assert m.params == 24 * (12 * 2048 ** 2 + 13 * 2048) \
+            + (50257 + 2048) * 2048 + 2 * 2048
 
 
 def test_llm_files_are_what_the_builder_makes():
