@@ -88,7 +88,7 @@ def read(where, d, workers, model):
         tp_coll = coll.get('tp', 'ring')
         coll = coll.get('dp', 'ring')
     for key, v in (('collective', coll), ('collective: tp', tp_coll)):
-        if v not in collectives.ALGORITHMS:
+        if not isinstance(v, str) or v not in collectives.ALGORITHMS:
             raise ConfigError('%s: %s: unknown collective %r (one of %s)'
                               % (where, key, v,
                                  ', '.join(collectives.ALGORITHMS)))
@@ -207,12 +207,13 @@ def stages(model, pp):
 
 # ---------------------------------------------------------------- placing
 
-def place(spec, g, hosts, free, rng, plan):
+def place(spec, g, hosts, free, rng, plan, where='experiment'):
     """A collective job's hosts: as listed, or packed or random with
     every tensor-parallel group inside one leaf (or pod, as
     ``tp_within`` says); a ConfigError explains a group that does not
     fit. Records each host's leaf switch in ``plan.leaf_of``."""
     from . import taskgraph
+    where_file = where
     par = spec.collective
     for h in hosts:
         plan.leaf_of.setdefault(h, next(iter(g.neighbors(h))))
@@ -235,12 +236,12 @@ def place(spec, g, hosts, free, rng, plan):
                        for hs in domains.values())
             size = max(len(hs) for hs in domains.values())
             raise ConfigError(
-                'job %s: tensor-parallel group %d of %d hosts must be under '
-                'one %s; the most free hosts any %s has is %d (a %s has %d '
-                'hosts): use fewer jobs or a smaller tp, or parallelism: '
-                '{tp_within: %s}' % (spec.id, gi, par.tp, where, where,
-                                     most, where, size,
-                                     'pod' if where == 'leaf' else 'any'))
+                '%s: job %s: parallelism: tp: tensor-parallel group %d of %d '
+                'hosts must be under one %s; the most free hosts any %s has '
+                'is %d (a %s has %d hosts): use fewer jobs or a smaller tp, '
+                'or parallelism: {tp_within: %s}'
+                % (where_file, spec.id, gi, par.tp, where, where, most, where,
+                   size, 'pod' if where == 'leaf' else 'any'))
         dom = room[int(rng.integers(len(room)))] \
             if spec.placement == 'random' else room[0]
         group = [h for h in domains[dom] if h in free and h not in taken]
@@ -295,7 +296,7 @@ class _Job:
         hierarchical collective's groups, which must be equal."""
         leaf = self.plan.leaf_of
         if any(h not in leaf for h in hosts):
-            raise ConfigError('job %s: the hierarchical collective needs '
+            raise ConfigError('job %s: collective: hierarchical needs '
                               'group_size here (its hosts\' leaves are not '
                               'known)' % self.jid)
         firsts = {}
@@ -307,7 +308,7 @@ class _Job:
             counts[leaf[h]] = counts.get(leaf[h], 0) + 1
         if len(set(counts.values())) > 1:
             raise ConfigError(
-                'job %s: the hierarchical collective needs as many of its '
+                'job %s: collective: hierarchical needs as many of its '
                 'hosts under every leaf; they hold %s (set group_size)'
                 % (self.jid, ', '.join('%s: %d' % kv
                                        for kv in sorted(counts.items()))))

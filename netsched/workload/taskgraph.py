@@ -282,7 +282,8 @@ def build(exp, with_trace=True):
                                  partitions=partitions)
             elif spec.collective is not None:     # tp groups kept close
                 from . import parallelism
-                placed = parallelism.place(spec, g, hosts, free, rng, plan)
+                placed = parallelism.place(spec, g, hosts, free, rng, plan,
+                                           exp.path or exp.name)
             else:
                 placed = _place(spec, _need(spec), hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,

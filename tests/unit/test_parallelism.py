@@ -136,7 +136,8 @@ def test_tp_groups_are_placed_under_one_leaf(tmp_path):
 def test_a_tp_group_that_cannot_fit_is_explained(tmp_path):
     exp = exp_of(tmp_path, {'model': 'gpt3-1.3b', 'workers': 4,
                             'parallelism': {'tp': 4}}, topology='fattree,4')
-    with pytest.raises(ConfigError, match='tensor-parallel group 0 of 4 '
+    with pytest.raises(ConfigError, match='exp.yaml: job j: parallelism: tp: '
+                       'tensor-parallel group 0 of 4 '
                        'hosts must be under one leaf; the most free hosts '
                        'any leaf has is 2'):
         run.check(exp)
