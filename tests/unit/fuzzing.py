@@ -39,9 +39,14 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
 
 
-def fuzz(test):
-    """The fuzz tests' settings (module docstring) on ``test``."""
-    test = SETTINGS(test)
+def fuzz(test=None, examples=None):
+    """The fuzz tests' settings (module docstring) on ``test``;
+    ``examples``: fewer examples for a test whose every example runs a
+    simulation (``@fuzz(examples=N)``)."""
+    if test is None:
+        return lambda t: fuzz(t, examples)
+    test = (settings(SETTINGS, max_examples=examples) if examples
+            else SETTINGS)(test)
     if os.environ.get(SEED_ENV):
         test = seed(int(os.environ[SEED_ENV]))(test)
     return test
@@ -162,7 +167,9 @@ def near(value):
         out += [0, 1, 'yes', 'true']
     elif isinstance(value, (int, float)):
         out += [0, -1, -value, value + 1, value - 1, value * 1000,
-                math.nan, math.inf, -math.inf, 10 ** 400, 1e-300]
+                math.nan, math.inf, -math.inf, 10 ** 400, 1e-300,
+                # huge and tiny, whose consequences a run meets (issue 40)
+                1e300, -1e300, 1e12, 1e-9, 2 ** 63]
         if abs(value) < 1e300:
             out += [value + 0.5, float(value)]
         if isinstance(value, float) and math.isfinite(value):
