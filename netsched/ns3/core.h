@@ -107,7 +107,7 @@ RunUntil(double t)
 // ECMP choice, computed in Python from the topology graph) with, at a
 // connection's ingress switch, the DSCP its class rule sets; an entry per
 // destination for anything else (a host's one link). Local delivery as any
-// IPv4 node.
+// IPv4 node. An optical circuit switch forwards by its circuits instead.
 class Router : public Ipv4RoutingProtocol
 {
   public:
@@ -147,6 +147,32 @@ class Router : public Ipv4RoutingProtocol
     void SetDefault(uint32_t dst, uint32_t oif)
     {
         m_default[dst] = oif;
+    }
+
+    // an optical circuit switch: it forwards by its circuits alone (what
+    // enters port iif leaves by the port a circuit joins it to) and drops
+    // what enters a port no circuit joins, as a dark OCS port does
+    void SetCircuitSwitch()
+    {
+        m_ocs = true;
+    }
+
+    // the circuits now: port iif joined to port oif (0: iif is dark)
+    void SetPatch(uint32_t iif, uint32_t oif)
+    {
+        if (oif == 0)
+        {
+            m_patch.erase(iif);
+        }
+        else
+        {
+            m_patch[iif] = oif;
+        }
+    }
+
+    void ClearPatches()
+    {
+        m_patch.clear();
     }
 
     // a host: everything it sends leaves by its one interface
@@ -197,6 +223,18 @@ class Router : public Ipv4RoutingProtocol
         if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
         {
             lcb(p, header, iif);
+            return true;
+        }
+        if (m_ocs)
+        {
+            auto c = m_patch.find(iif);
+            if (c == m_patch.end() || !m_ipv4->IsUp(c->second))
+            {
+                m_unroutable++;
+                ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+                return true;
+            }
+            ucb(MakeRoute(header.GetDestination(), c->second), p, header);
             return true;
         }
         FlowKey k{header.GetSource().Get(), header.GetDestination().Get(), 0, 0};
@@ -281,6 +319,8 @@ class Router : public Ipv4RoutingProtocol
     std::unordered_map<FlowKey, uint32_t, FlowKeyHash> m_routes;
     std::unordered_map<FlowKey, uint8_t, FlowKeyHash> m_dscp;
     std::unordered_map<uint32_t, uint32_t> m_default;
+    std::unordered_map<uint32_t, uint32_t> m_patch;
+    bool m_ocs = false;
     uint32_t m_uplink = 0;
     uint64_t m_unroutable = 0;
 };

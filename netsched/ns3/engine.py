@@ -21,6 +21,7 @@ classes, per-send tags and rates at the sending hosts, time shifts at
 the workers.
 """
 import json
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -113,6 +114,14 @@ class Control:
         if ev['ev'] not in self.wanted:
             return
         self.sched.report(host, [ev], self.eng.now)
+        self.pending = True
+
+    def rerouted(self):
+        """Connections moved to new paths: the policy decides again over
+        them, as the simulator's does when its flows move."""
+        s = self.sched
+        if not s.dirty:
+            s.dirty, s.dirty_since = True, self.eng.now
         self.pending = True
 
     def hold(self, on):
@@ -243,6 +252,8 @@ class Engine(Clock):
         self.flow_tag = []
         self._flow = []               # per flow: (src, dst, bytes, start)
         self._flow_cof = []
+        self._flow_ends = []          # per flow: (src, dst) index in net
+        self._host_index = {h: i for i, h in enumerate(net.hosts)}
         self._active = {}             # flow id -> (conn key, start offset)
         self._by_coflow = {}          # coflow name -> active flow ids
         self._by_send = {}            # send id -> active flow id
@@ -260,11 +271,33 @@ class Engine(Clock):
     # --- the drivers' interface (netsched.sim.engine.Engine's) ----------
     @property
     def flows(self):
-        return {'coflow': np.array(self._flow_cof, np.int64)}
+        ends = np.array(self._flow_ends, np.int64).reshape(-1, 2)
+        return {'coflow': np.array(self._flow_cof, np.int64),
+                'src': ends[:, 0], 'dst': ends[:, 1]}
 
     @property
     def a_id(self):
         return np.array(sorted(self._active), np.int64)
+
+    @property
+    def table(self):
+        """The transfers in flight as a hybrid fabric's circuit driver
+        reads them (the simulator's FlowTable): ``a_id``, and ``a_rem``
+        their bytes not yet acknowledged."""
+        ids = self.a_id
+        acked = {}
+        rem = np.array([self._active[f][2] - self._acked(f, acked)
+                        for f in ids.tolist()], float)
+        return SimpleNamespace(a_id=ids, a_rem=rem)
+
+    def _acked(self, fid, cache):
+        """Bytes of transfer ``fid`` its receiver acknowledged; ``cache``
+        keeps each connection's count for one reading."""
+        key, offset, nbytes = self._active[fid]
+        a = cache.get(key)
+        if a is None:
+            a = cache[key] = int(self.conns[key].Acked())
+        return min(max(a - offset, 0), nbytes)
 
     def coflow(self, name, arrival, job=None):
         i = self._coflow_index.get(name)
@@ -289,6 +322,8 @@ class Engine(Clock):
             self.flow_tag.append(t)
             self._flow.append((src[k], dst[k], float(size[k]), self.now))
             self._flow_cof.append(int(cof))
+            self._flow_ends.append((self._host_index[src[k]],
+                                    self._host_index[dst[k]]))
             offset = self._conn_bytes.get(key, 0)
             self._conn_bytes[key] = offset + nbytes
             self._active[fid] = (key, offset, nbytes)
@@ -298,7 +333,7 @@ class Engine(Clock):
                 self._by_send[t.id] = fid
                 self.control.report(t.host, {
                     'ev': 'start', 'task': t.id,
-                    'ready': self.driver.ready_at.get(t.id, self.now)})
+                    'ready': self.workload.ready_at.get(t.id, self.now)})
             dscp, rate = self._mark(fid)
             if dscp is None:           # waits for its class, at most this
                 self._waiting[fid] = True
@@ -346,6 +381,8 @@ class Engine(Clock):
                 c.path = self.net.path_id(*c.ends)
             except ValueError:
                 pass                  # stranded: the old path stands
+        if moved:
+            self.control.rerouted()
         return moved, stranded
 
     # --- applying the controller's outcome --------------------------------
@@ -419,7 +456,12 @@ class Engine(Clock):
 
     # --- the loop -----------------------------------------------------------
     def run(self, driver, until=None):
+        """Run ``driver`` (the plan's, or it beside a hybrid fabric's
+        circuit driver: sim.circuits.WithCircuits) to its end or
+        ``until``."""
         self.driver = driver
+        self.workload = getattr(driver, 'workload', driver)
+        settle = getattr(driver, 'settle', None)
         driver.start(self)
         bus = self.core.GetBus()
         bus.stop_on_write = True
@@ -429,6 +471,8 @@ class Engine(Clock):
         limit = np.inf if until is None else float(until)
         while True:
             self._fire_timers()
+            if settle is not None:
+                settle()
             self.control.step()
             if not (self._timed_work() or self._active):
                 break
@@ -504,15 +548,12 @@ class Engine(Clock):
         sent: Aalo, LAS, FIFO-LM)."""
         per_host = {}
         acked = {}
-        for fid, (key, offset, nbytes) in self._active.items():
+        for fid in self._active:
             t = self.flow_tag[fid]
             if t is None:
                 continue
-            a = acked.get(key)
-            if a is None:
-                a = acked[key] = int(self.conns[key].Acked())
             per_host.setdefault(t.host, {})[str(t.id)] = float(
-                min(max(a - offset, 0), nbytes))
+                self._acked(fid, acked))
         for h, sent in sorted(per_host.items()):
             self.control.report(h, {'ev': 'progress', 't': self.now,
                                     'sent': sent})

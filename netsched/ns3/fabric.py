@@ -3,6 +3,8 @@ point-to-point link per edge at the graph's rate and delay, the
 strict-priority classes on every egress port (hosts' and switches'),
 netsched's routes (the controller's 5-tuple ECMP paths, from
 netsched.routing over the same graph) and the connections of a plan.
+A hybrid fabric's optical circuit switches forward by their circuits
+alone (set_circuits).
 
 Switches are IPv4 routers here, not OpenFlow switches: what the
 controller would install (a route per connection along its ECMP path,
@@ -87,6 +89,9 @@ class Fabric:
         for h in self.hosts:
             up = next(iter(g[h]))
             self.router[h].SetUplink(self.iface[(h, up)])
+        self.planes = topo.planes(g)
+        for p in self.planes:
+            self.router[p].SetCircuitSwitch()
         self._routed = {}          # 5-tuple -> its links, as routed now
 
     def route(self, src, dst, sport, dport, live=None, circuits=()):
@@ -130,6 +135,16 @@ class Fabric:
         self.router[ingress].SetDscp(
             ip_int(self.g.nodes[src]['ip']), ip_int(self.g.nodes[dst]['ip']),
             sport, dport, -1 if dscp is None else int(dscp))
+
+    def set_circuits(self, circuits):
+        """The optical circuit switches join the ports of ``circuits``
+        (topology.circuit tuples) from now on; every other port of theirs
+        is dark (drops what enters it)."""
+        for p in self.planes:
+            self.router[p].ClearPatches()
+        for p, a, b in sorted(circuits):
+            self.router[p].SetPatch(self.iface[(p, a)], self.iface[(p, b)])
+            self.router[p].SetPatch(self.iface[(p, b)], self.iface[(p, a)])
 
     def set_link(self, u, v, up):
         """Link u-v up or down (both directions): a down interface drops

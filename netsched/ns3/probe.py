@@ -23,11 +23,13 @@ class Transfer:
 
 
 def run(g, transfers, queues=8, mtu=9000, congestion='cubic',
-        until_s=60.0, queue_packets=2048):
+        until_s=60.0, queue_packets=2048, circuits=()):
     """Received time (s) of each transfer, in order (None: not received
     by ``until_s``), and the run's TCP trouble {retransmits, timeouts}
     and the packets all ports sent (``packet_hops``).
-    Transfer k is sent from port 20000 + k."""
+    Transfer k is sent from port 20000 + k. ``circuits``: on a hybrid
+    fabric, the circuits (topology.circuit tuples) joined and routed
+    over from the start."""
     ns, core = loader.load()
     core.ResetRun()
     try:
@@ -36,13 +38,14 @@ def run(g, transfers, queues=8, mtu=9000, congestion='cubic',
                           g.edges(data=True)), ecn=False, seed=1)
         fab = Fabric(ns, core, g, queues=queues, queue_packets=queue_packets,
                      mtu=mtu)
+        fab.set_circuits(circuits)
         listeners, conns = {}, []
         for k, t in enumerate(transfers):
             sport = 20000 + k
             if t.dst not in listeners:
                 listeners[t.dst] = core.MakeListener(
                     fab.node[t.dst], PORT, qos.class_dscp(0, queues) << 2)
-            fab.route(t.src, t.dst, sport, PORT)
+            fab.route(t.src, t.dst, sport, PORT, circuits=circuits)
             sink = core.MakeSink()
             listeners[t.dst].Register(fab.ip(t.src), sport, sink)
             conn = core.MakeConn(fab.node[t.src], fab.ip(t.src), sport,

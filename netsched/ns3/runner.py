@@ -112,6 +112,11 @@ def run(exp, log_path, say, bar=None):
             if exp.faults:
                 from .faults import schedule
                 schedule(eng, exp.faults, driver)
+            if exp.circuits is not None:
+                from ..sim.circuits import WithCircuits
+                from .circuits import Circuits
+                driver = WithCircuits(driver, Circuits(g, exp.circuits,
+                                                       driver))
             eng.run(driver, until=exp.timeout_s)
             if exp.timeout_s is not None and eng.busy():
                 log.write(eng.now, 'run_incomplete', cause='timeout',

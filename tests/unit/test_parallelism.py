@@ -190,3 +190,31 @@ def test_zero3_gathers_and_scatters(tmp_path):
     assert sorted(c.split('/')[2] for c in s['coflows']) == [
         'zero.ag.t0.B0.s0', 'zero.ag.t0.F0.s0', 'zero.rs.t0.B0.s0']
     assert t == pytest.approx(1.5 * G / MB, rel=1e-5)
+
+
+@pytest.mark.parametrize('job', [
+    {'model': 'gpt3-1.3b', 'workers': 8, 'collective': {'dp': 'tree'},
+     'chunks': 2, 'parallelism': {'tp': 2, 'pp': 2, 'micro_batches': 3}},
+    {'model': 'mixtral-8x7b', 'workers': 8,
+     'parallelism': {'tp': 2, 'ep': 2, 'zero': 3}},
+    {'model': 'gpt2', 'workers': 8, 'collective': 'halving-doubling'},
+])
+def test_a_host_waits_only_for_what_it_observes(tmp_path, job):
+    # the emulator's agents run each host's tasks alone: a task may wait
+    # for its own host's compute or for data sent to its host, never for
+    # a send of its own (its end is seen at the receiver) or another's
+    exp = exp_of(tmp_path, dict(job, iterations=2), topology='fattree,4')
+    plan = taskgraph.build(exp)
+    for t in plan.tasks:
+        for d in t.deps:
+            dep = plan.tasks[d]
+            if dep.kind == 'send':
+                assert dep.dst == t.host, (t.label, dep.coflow)
+            else:
+                assert dep.host == t.host, (t.label, dep.label)
+    # every send's coflow is counted in full
+    total = {}
+    for t in plan.tasks:
+        if t.kind == 'send':
+            total[t.coflow] = total.get(t.coflow, 0) + t.bytes
+    assert total == pytest.approx(plan.coflow_bytes)
