@@ -40,6 +40,8 @@ from .. import topology as topo
 from ..errors import ConfigError
 
 KINDS = ('link', 'switch', 'agent', 'controller')
+# the latest time the simulator's clock holds (pipeline.bounds)
+MAX_TIME_S = 1e8
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,9 @@ def _time(d, key, w, required=False):
             or v != v or abs(v) > 1e300 or v < 0:
         raise ConfigError('%s: %s: must be a number of seconds >= 0, got %r'
                           % (w, key, v))
+    if v > MAX_TIME_S:               # past the simulator clock's range
+        raise ConfigError('%s: %s: must be at most %g s, got %r'
+                          % (w, key, MAX_TIME_S, v))
     return v
 
 
