@@ -130,6 +130,24 @@ def read_log(path, offset):
     return recs
 
 
+STAGES = ('report', 'wait', 'core', 'send', 'barrier')
+
+
+def stages(recs):
+    """p50 and p95 of each stage of the decisions' time (the app's
+    decision log: report, wait, core, send, barrier)."""
+    out = {}
+    for k in STAGES:
+        xs = [(r.get('stages') or {}).get(k) for r in recs]
+        xs = [x for x in xs if x is not None]
+        out[k] = {'p50': pct(xs, 0.5), 'p95': pct(xs, 0.95)}
+    return out
+
+
+def _f(x):
+    return '-' if x is None else '%.1f' % x
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
@@ -173,7 +191,10 @@ def main():
                            'core_ms_p50': pct(core, 0.5),
                            'core_ms_p95': pct(core, 0.95),
                            'flow_mods_mean': sum(mods) / max(1, len(mods)),
-                           'flow_mods_max': max(mods, default=0)}
+                           'flow_mods_max': max(mods, default=0),
+                           'rules_max': max((r.get('rules') or 0
+                                             for r in recs), default=0),
+                           'stages_ms': stages(recs)}
                     results['runs'].append(row)
                     with open(out_path, 'w') as f:
                         json.dump(results, f, indent=1)
@@ -186,6 +207,9 @@ def main():
                               row['core_ms_p50'] or 0,
                               row['core_ms_p95'] or 0,
                               row['flow_mods_mean']), flush=True)
+                    print('         stages p50/p95 ms: %s' % ', '.join(
+                        '%s %s/%s' % (k, _f(v['p50']), _f(v['p95']))
+                        for k, v in row['stages_ms'].items()), flush=True)
     print('figures: %s' % out_path)
 
 

@@ -56,6 +56,8 @@ fw = sdn_framework.load()
 hub = fw.hub
 
 BARRIER_TIMEOUT_S = 10
+RECV_BYTES = 1 << 16        # read from a control client at once
+MAX_LINE_BYTES = 16 << 20   # a longer request line closes the client
 TICK_S = 0.001              # the scheduler's clock
 CONFIRMED_OPS = ('set_class', 'clear_class')
 PORT_STATS_S = 0.5              # how often switches are asked for counters
@@ -157,6 +159,25 @@ def from_ryu(dp, st):
                       goto, metadata, st.cookie)
 
 
+def _ms(a, b):
+    return None if a is None or b is None else round((b - a) * 1e3, 3)
+
+
+def _stages(out, t_in, t_done, marks):
+    """Where a decision's time went, in ms: ``report`` from its first
+    event on the host to the core taking the report (the agent's
+    batching, the channel, the app's threads), ``wait`` from there to
+    the step that decided (the decision gap, the clock, the lock),
+    ``core`` the policy and the rules, ``send`` encoding and writing the
+    FlowMods, ``barrier`` from the last write to the last reply."""
+    marks = marks or {}
+    step, sent = marks.get('step'), marks.get('sent')
+    core_done = None if step is None else step + out.core_ms / 1e3
+    return {'report': _ms(getattr(out, 'reported', None), t_in),
+            'wait': _ms(t_in, step), 'core': round(out.core_ms, 3),
+            'send': _ms(core_done, sent), 'barrier': _ms(sent, t_done)}
+
+
 class NetschedController(fw.App):
     """The shell around ControllerCore: switch events and control-channel
     lines in, the core's FlowMods (each batch closed by a barrier),
@@ -235,7 +256,9 @@ class NetschedController(fw.App):
         """An outcome of the scheduler: messages to agents at once, rules
         to the switches, and a decision-log record once every switch
         confirmed its batch: the time from the first report the decision
-        answers to the last barrier reply, and the time in the core."""
+        answers to the last barrier reply, the time in the core, and
+        where the rest went (stages: _stages)."""
+        t_step = t_in
         t_in = out.since if out.since is not None else t_in
         for host, msgs in out.pushes.items():
             self._push(host, msgs)
@@ -244,6 +267,7 @@ class NetschedController(fw.App):
             self._log(records, out, t_in, None)
             self._next_circuit_step(out)
             return
+        marks = {'step': t_step, 'sent': None}
         left = {'n': len(out.mods)}
         count_lock = hub.Semaphore()    # replies and failed sends race
 
@@ -252,11 +276,12 @@ class NetschedController(fw.App):
                 left['n'] -= 1
                 last = left['n'] == 0
             if last:
-                self._log(records, out, t_in, time.monotonic())
+                self._log(records, out, t_in, time.monotonic(), marks)
                 self._next_circuit_step(out)
         for dpid, mods in out.mods.items():
             if not self._send(dpid, mods, confirmed):
                 confirmed()
+        marks['sent'] = time.monotonic()
 
     def _next_circuit_step(self, out):
         """A circuit step is in every switch it touched: the next (a
@@ -267,16 +292,19 @@ class NetschedController(fw.App):
                 nxt = self.core.on_confirmed(out.token, now)
             self._apply(nxt, now)
 
-    def _log(self, records, out, t_in, t_done):
+    def _log(self, records, out, t_in, t_done, marks=None):
         """Append a decision's records to the decision log, the run's only
         trace of what the controller decided and how long applying took."""
         if out.decided or out.mods:
             records.append({'kind': 'decision', 't': t_in,
                             'decided': out.decided, 'flow_mods': out.n_mods,
                             'switches': len(out.mods),
+                            'rules': len(self.core.scheduler.rules.installed)
+                            if self.core.scheduler is not None else None,
                             'core_ms': round(out.core_ms, 3),
                             'applied_ms': None if t_done is None else
-                            round((t_done - t_in) * 1e3, 3)})
+                            round((t_done - t_in) * 1e3, 3),
+                            'stages': _stages(out, t_in, t_done, marks)})
         if not records:
             return
         for r in records:           # the core leaves these to the shell
@@ -537,47 +565,75 @@ class NetschedController(fw.App):
     def _client(self, conn):
         """One client's lines, answered in order. A registered agent's
         channel also carries the scheduler's messages to it; a manual
-        rule is answered only once the switches confirmed it."""
-        f = conn.makefile('rwb')
+        rule is answered only once the switches confirmed it. The lines
+        that arrived together are taken in together and the scheduler
+        steps once after them, not once per report: with a hundred jobs
+        reporting, a step per line kept the switches' barrier replies
+        waiting behind the reports."""
+        f = conn.makefile('wb')
         lock = hub.Semaphore()
         host = None
+        buf = b''
         try:
-            for line in f:
-                try:
-                    req = channel.decode(line)
-                except NetschedError as e:
-                    # dropped with its reason, as a refused request is
-                    self.logger.warning('line from %s dropped: %s',
-                                        host or 'a client', e)
-                    self._reply(f, lock, {'ok': False, 'error': str(e)})
-                    continue
-                with self.core_lock:
-                    now = time.monotonic()
-                    out = self.core.handle(req, now)
-                op = req.get('op')
-                if op == 'register' and out.reply.get('ok'):
-                    host = req['host']
-                    self.agents[host] = (f, lock)
-                if op in CONFIRMED_OPS and out.mods:
-                    # manual rules: the reply says the switches have them
-                    if not self._send_and_wait(out.mods):
-                        out.reply = {'ok': False, 'error': 'switches did not '
-                                     'confirm the change (barrier timeout)'}
-                    out.mods = {}
-                if out.reply is not None:
-                    if not out.reply.get('ok'):
-                        self.logger.warning('%s from %s: %s', op, host,
-                                            out.reply.get('error'))
-                    self._reply(f, lock, out.reply)
-                self._apply(out, now)
-                if op == 'report':
+            while True:
+                data = conn.recv(RECV_BYTES)
+                if not data:
+                    break
+                *lines, buf = (buf + data).split(b'\n')
+                if len(buf) > MAX_LINE_BYTES:
+                    self.logger.warning('%s sent a line over %d bytes; '
+                                        'closed', host or 'a client',
+                                        MAX_LINE_BYTES)
+                    self._reply(f, lock, {'ok': False, 'error': 'line over '
+                                          '%d bytes' % MAX_LINE_BYTES})
+                    break
+                reported = False
+                for line in lines:
+                    op, host = self._line(line, f, lock, host)
+                    reported |= op == 'report'
+                if reported:
                     self._step()
+                hub.sleep(0)        # the switches' replies get their turn
         except OSError:
             pass
         finally:
             if host is not None and self.agents.get(host, (None,))[0] is f:
                 del self.agents[host]
             conn.close()
+
+    def _line(self, line, f, lock, host):
+        """One request line of a client (``host`` once it registered):
+        (its op, the client's host)."""
+        if not line.strip():
+            return None, host
+        try:
+            req = channel.decode(line)
+        except NetschedError as e:
+            # dropped with its reason, as a refused request is
+            self.logger.warning('line from %s dropped: %s',
+                                host or 'a client', e)
+            self._reply(f, lock, {'ok': False, 'error': str(e)})
+            return None, host
+        with self.core_lock:
+            now = time.monotonic()
+            out = self.core.handle(req, now)
+        op = req.get('op')
+        if op == 'register' and out.reply.get('ok'):
+            host = req['host']
+            self.agents[host] = (f, lock)
+        if op in CONFIRMED_OPS and out.mods:
+            # manual rules: the reply says the switches have them
+            if not self._send_and_wait(out.mods):
+                out.reply = {'ok': False, 'error': 'switches did not '
+                             'confirm the change (barrier timeout)'}
+            out.mods = {}
+        if out.reply is not None:
+            if not out.reply.get('ok'):
+                self.logger.warning('%s from %s: %s', op, host,
+                                    out.reply.get('error'))
+            self._reply(f, lock, out.reply)
+        self._apply(out, now)
+        return op, host
 
     def _reply(self, f, lock, reply):
         """One reply line; the lock keeps it whole beside pushes to the

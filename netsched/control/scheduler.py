@@ -61,6 +61,7 @@ class Outcome:
     decided: bool = False
     reply: dict = None        # for a request on the channel
     since: float = None       # the first report the decision answers
+    reported: float = None    # when its first event happened (agent clock)
     core_ms: float = 0.0      # time the core took (measured by the app)
     token: int = None         # a circuit step: confirm it (on_confirmed)
                               # once every switch answered its barrier
@@ -117,6 +118,7 @@ class Scheduler:
         self.rules_due = False        # ... one of them may drop now
         self.dirty = False
         self.dirty_since = None
+        self.dirty_reported = None
         self.recheck_at = None
         self.last_decision = None
         self.decisions = 0
@@ -288,6 +290,11 @@ class Scheduler:
                                     % (host, kind))
         if self.dirty and not was:
             self.dirty_since = now
+            # the event's own time on its host (one clock for all): the
+            # report's way to the core is a stage of a decision's delay
+            ts = [ev['t'] for ev in events
+                  if isinstance(ev.get('t'), (int, float))]
+            self.dirty_reported = min(ts) if ts else None
 
     def _check_event(self, host, ev):
         """A NetschedError if a reported event is malformed (what
@@ -412,6 +419,7 @@ class Scheduler:
 
     def _decide(self, now, out):
         out.since = self.dirty_since if self.dirty else now
+        out.reported = self.dirty_reported if self.dirty else None
         self.dirty = False
         self.recheck_at = None
         self.last_decision = now
