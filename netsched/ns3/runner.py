@@ -5,6 +5,7 @@ import time
 
 from .. import fluid, policies
 from ..events import EventLog
+from ..sim import runner as sim_runner
 from ..workload import taskgraph
 from . import loader
 from .engine import Control, Engine, ReportingPlan
@@ -20,27 +21,18 @@ INITIAL_CWND = 10            # segments (Linux's TCP_INIT_CWND)
 SOCKET_BUFFER = 6 * 1024 * 1024   # Linux's tcp_wmem / tcp_rmem maximum
 
 
-class Progress:
-    """Transfers received of ``total`` to ``bar(done, total)`` every
-    ``bar_s`` of wall time, else a log line every ``every_s``."""
+class Progress(sim_runner.Progress):
+    """The simulator's progress report, counting ns-3's transfers."""
 
-    def __init__(self, say, total, bar=None, every_s=5.0, bar_s=0.2):
-        self.say, self.total, self.bar = say, total, bar
-        self.every_s, self.bar_s = every_s, bar_s
-        self.last = time.monotonic()
+    def __init__(self, say, total, bar=None):
+        super().__init__(say, total, bar, every_s=5.0)
 
-    def __call__(self, eng):
-        now = time.monotonic()
-        done = len(eng.flow_tag) - len(eng._active)
-        if self.bar is not None:
-            if now - self.last >= self.bar_s:
-                self.last = now
-                self.bar(done, self.total)
-        elif now - self.last >= self.every_s:
-            self.last = now
-            self.say('ns-3 t=%.3f s: %d of %d transfers received, %d in '
-                     'flight' % (eng.now, done, self.total,
-                                 len(eng._active)))
+    def done(self, eng):
+        return len(eng.flow_tag) - len(eng._active)
+
+    def line(self, eng):
+        return ('ns-3 t=%.3f s: %d of %d transfers received, %d in flight'
+                % (eng.now, self.done(eng), self.total, len(eng._active)))
 
 
 def configure_tcp(ns, seg, cc, max_rate_bps, ecn=False, seed=1):

@@ -17,7 +17,8 @@ from .engine import Engine
 class Progress:
     """The run's progress: flows done of ``total`` to ``bar(done, total)``
     (a progress bar, where there is one) every ``bar_s``, else one log
-    line every ``every_s`` of wall time."""
+    line every ``every_s`` of wall time. Another engine's runner
+    (netsched.ns3) says what it counts in ``done`` and ``line``."""
 
     def __init__(self, log, total=0, bar=None, every_s=2.0, bar_s=0.2):
         self.log, self.total, self.bar = log, total, bar
@@ -29,11 +30,19 @@ class Progress:
         if self.bar is not None:
             if now - self.last >= self.bar_s:
                 self.last = now
-                self.bar(eng.flows.n - len(eng.a_id), self.total)
+                self.bar(self.done(eng), self.total)
         elif now - self.last >= self.every_s:
             self.last = now
-            self.log('sim t=%.2f s: %d active flows, %d started, %d events'
-                     % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
+            self.log(self.line(eng))
+
+    def done(self, eng):
+        """Flows finished so far."""
+        return eng.flows.n - len(eng.a_id)
+
+    def line(self, eng):
+        """The log line."""
+        return ('sim t=%.2f s: %d active flows, %d started, %d events'
+                % (eng.now, len(eng.a_id), eng.flows.n, eng.events))
 
 
 def run(exp, log_path, say, bar=None):
