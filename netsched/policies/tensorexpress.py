@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .base import Decision, Policy, urgency_class
-from .registry import register
+from .registry import NO, YES, register
 
 
 def _tags(snap, k, pending=False):
@@ -65,8 +65,8 @@ class TensorExpress(Policy):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.host_order = _boolean(self.host_order)
-        self.lanes = _boolean(self.lanes)
+        self.host_order = _boolean('host_order', self.host_order)
+        self.lanes = _boolean('lanes', self.lanes)
 
     def workload(self):
         out = {'send_order': 'priority' if self.host_order else 'ready',
@@ -82,14 +82,14 @@ class TensorExpress(Policy):
                         pending_class=_tags(snap, k, pending=True))
 
 
-def _boolean(v):
-    """A yes/no parameter: a YAML boolean, or from the command line
-    (``tensorexpress:host_order=false``) true/false or 1/0."""
+def _boolean(key, v):
+    """A yes/no parameter, spelt as registry.make accepts it (a YAML
+    boolean, or true/false, yes/no, on/off, 1/0), so that a class made
+    directly agrees with one made by name."""
     if isinstance(v, bool):
         return v
-    if isinstance(v, (int, float)) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str) and v.lower() in ('true', 'false'):
-        return v.lower() == 'true'
-    raise ConfigError('tensorexpress: host_order must be true or false, '
-                      'got %r' % (v,))
+    text = str(v).strip().lower()
+    if isinstance(v, (int, float, str)) and text in YES + NO:
+        return text in YES
+    raise ConfigError('tensorexpress: %s must be true or false, got %r'
+                      % (key, v))

@@ -14,6 +14,7 @@ from netsched.pipeline import experiment
 from netsched.errors import ConfigError
 from netsched.host import prophet
 from netsched.workload import taskgraph
+from netsched.policies.tensorexpress import TensorExpress
 
 
 def send(i, prio, size, it=0):
@@ -271,11 +272,16 @@ def test_tensorexpress_without_host_order_keeps_the_tags():
         d = pol.decide(s)
         assert d.flow_class.tolist() == [0, 2, 7, 7]
         assert d.pending_class.tolist() == [0, 6]
-    # the command line's spelling; anything else is refused
-    assert policies.make(*policies.parse_spec(
-        'tensorexpress:host_order=false')).host_order is False
-    assert policies.make(*policies.parse_spec(
-        'tensorexpress:host_order=1')).host_order is True
+    # the command line's spellings of a yes/no (registry.declared, as for
+    # every policy's bool parameter); anything else is refused
+    for text, value in (('false', False), ('1', True), ('no', False),
+                        ('On', True)):
+        assert policies.make(*policies.parse_spec(
+            'tensorexpress:host_order=' + text)).host_order is value
+    assert TensorExpress(host_order='no').host_order is False
     with pytest.raises(ConfigError, match=r"tensorexpress: host_order must "
-                       r"be true or false, got 'no'"):
-        policies.make('tensorexpress', {'host_order': 'no'})
+                       r"be true or false, got 'maybe'"):
+        policies.make('tensorexpress', {'host_order': 'maybe'})
+    with pytest.raises(ConfigError, match=r"tensorexpress: lanes must "
+                       r"be true or false, got 'maybe'"):
+        TensorExpress(lanes='maybe')
