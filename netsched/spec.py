@@ -74,10 +74,11 @@ def make(registry, kind, name, params, where, base=None, group=None):
         v = params.pop(k, default)
         out[k] = _checked(where, k, v, default, k in zero_ok)
     if params:
-        raise ConfigError('%s: %s %s has no parameter %r (it has: %s)'
-                          % (where, kind, name,
-                             sorted(params, key=str)[0],   # keys of any type
-                             ', '.join(cls.params) or 'none'))
+        bad = sorted(params, key=str)[0]          # keys of any type
+        raise ConfigError('%s: %s %s has no parameter %r (it has: %s)%s'
+                          % (where, kind, name, bad,
+                             ', '.join(cls.params) or 'none',
+                             did_you_mean(bad, cls.params)))
     obj = cls(**out)
     if getattr(obj, 'name', None) != name:
         obj.name = name
@@ -112,10 +113,22 @@ def resolve(registry, kind, name, where, base=None, group=None):
                               'class, %s:ClassName (known names: %s)'
                               % (where, kind, name, name, known))
         raise ConfigError('%s: unknown %s %r (known: %s; or '
-                          'package.module:ClassName)'
-                          % (where, kind, name, known))
+                          'package.module:ClassName)%s'
+                          % (where, kind, name, known, did_you_mean(
+                              name, set(registry) | set(eps))))
     _check_class(cls, base, kind, name, where)
     return cls
+
+
+def did_you_mean(word, names):
+    """'; did you mean 'X'?' for the one of ``names`` closest to
+    ``word`` (difflib), '' where none is close: a typo's fix, said where
+    the error names it."""
+    import difflib
+    names = sorted(str(n) for n in names)
+    close = [n for n in names if n.lower() == str(word).lower()] or \
+        difflib.get_close_matches(str(word), names, 1)
+    return '; did you mean %r?' % close[0] if close else ''
 
 
 _FOUND = {}        # (group, sys.path) -> its entry points

@@ -19,6 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from .. import ROOT, qos
+from ..spec import did_you_mean
 from .. import topology as topo
 from ..errors import ConfigError, TopologyError, read_text, yaml_loader
 from . import bounds, knobs
@@ -305,9 +306,10 @@ class _Checker:
     def done(self):
         extra = sorted(set(self.d) - self.used, key=str)
         if extra:
-            raise ConfigError('%s: unknown key %r (known: %s)'
+            raise ConfigError('%s: unknown key %r (known: %s)%s'
                               % (self.where, extra[0],
-                                 ', '.join(sorted(self.used))))
+                                 ', '.join(sorted(self.used)),
+                                 did_you_mean(extra[0], self.used)))
 
 
 def _placement(c, key, hosts):

