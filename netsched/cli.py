@@ -562,6 +562,8 @@ def cmd_compare(a):
     # never a run's (or a sweep's) folder, whose report.html it would
     # replace
     run.check_out(a.out, a.force, own='compare')
+    for path in (a.a, a.b):
+        _compare_input(path)
     sa, sb = metrics.load_summary(a.a), metrics.load_summary(a.b)
     rows = metrics.compare(sa, sb)
     print('A: %s (%s)   B: %s (%s)' % (a.a, _run_label(sa), a.b,
@@ -603,6 +605,32 @@ def cmd_compare(a):
         report.write_compare(a.out, a.a, a.b, sa, sb, rows)
         print('report: %s' % report.write(a.out))
     return 0
+
+
+def _compare_input(path):
+    """compare reads two run folders: a sweep (or another results folder)
+    given instead is told what compares it, not "summary.json: No such
+    file"."""
+    from .pipeline import paths
+    k = paths.folder_kind(path) if os.path.isdir(path) else None
+    if k in (None, 'run'):
+        return
+    if k in ('sweep', 'reproduce'):
+        runs = sorted(d for d in os.listdir(path) if os.path.isfile(
+            os.path.join(path, d, 'summary.json')))
+        pair = ' '.join(os.path.join(path, d) for d in (
+            runs[:2] if len(runs) > 1 else ('RUN_A', 'RUN_B')))
+        raise NetschedError(
+            'compare %s: a %s folder; compare takes two run folders. Its '
+            'policies against each other, paired by seed with 95%% '
+            'intervals: netsched report %s (report.html, ratios.csv); two '
+            'of its runs: netsched compare %s' % (
+                path, 'sweep' if k == 'sweep' else 'reproduction', path,
+                pair))
+    raise NetschedError('compare %s: a %s folder, not a run; its '
+                        'report.html holds its comparison (netsched report '
+                        '%s), and compare takes two run folders'
+                        % (path, k, path))
 
 
 def _run_label(summary):

@@ -45,3 +45,24 @@ def test_a_typo_gets_a_did_you_mean(tiny):
     with pytest.raises(ConfigError) as e:
         policies.make('zzzzzz')
     assert 'did you mean' not in str(e.value)
+
+
+def test_compare_on_a_sweep_folder_says_what_it_takes(tmp_path, capsys):
+    from netsched import cli
+    sw = tmp_path / 'sw'
+    for d in ('sim-fair-s1', 'sim-sebf-s1'):
+        (sw / d).mkdir(parents=True)
+        (sw / d / 'summary.json').write_text('{}')
+    (sw / 'sweep.json').write_text('{}')
+    assert cli.main(['compare', str(sw), str(sw / 'sim-fair-s1')]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'a sweep folder; compare takes two run ' \
+        'folders' in err
+    assert 'netsched report %s' % sw in err
+    assert 'netsched compare %s %s' % (sw / 'sim-fair-s1',
+                                       sw / 'sim-sebf-s1') in err
+    (tmp_path / 'cc').mkdir()
+    (tmp_path / 'cc' / 'crosscheck.json').write_text('{}')
+    assert cli.main(['compare', str(sw / 'sim-fair-s1'),
+                     str(tmp_path / 'cc')]) == 2
+    assert 'a crosscheck folder, not a run' in capsys.readouterr().err
