@@ -20,13 +20,19 @@ BytePS fork):
     backward compute (BatchNorm) are ready at one instant, and their
     zero gaps would drag the mean down until every instant looked like
     a group of its own (ResNet-50 in experiments/prophet.yaml: 53 groups
-    of its 54 instants, 52 blocks carrying 3.0 MB of their 21.7 MB);
+    of its 54 instants, 52 blocks carrying 3.0 MB of their 21.7 MB; over
+    the distinct instants no gap is over twice the mean, so its 54
+    instants are one group and it has no block at all);
   - in the gap after a group, the budget is gap x bandwidth bytes: the
     ready partitions, highest priority (front layers) first, go out back
     to back while the remaining budget is greater than the next one's
     size (strictly, as the public code tests it); that is one block;
   - once layer 0's gradient is ready, the rest go in strict priority
-    order, at most ``credit`` bytes outstanding at a time.
+    order, at most ``credit`` bytes outstanding at a time. Until then a
+    partition in no block waits, the link idle or not: the public code
+    walks the gradients in priority order and switches from blocks to
+    the credit only when layer 0's partitions join its stack, and a
+    block ends at the first partition its budget cannot take.
 Partitions of one gradient ready at the same instant keep their partition
 order everywhere (blocks, tail, the ByteScheduler sender): ties in
 priority and ready time are broken by the partition number, not by ids

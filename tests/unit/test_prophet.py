@@ -763,3 +763,42 @@ def test_netsched_check_names_a_bad_partitions(tmp_path, policy):
     r = check('--policy', '%s:partitions=4' % policy)
     assert r.returncode == 2 and r.stderr.count('\n') == 1 and \
         "partitions must be one of equal, byteps, got 4" in r.stderr
+
+
+# --- issue 42: the tail waits for layer 0, as the public code's switch ----
+
+def test_without_a_large_gap_everything_waits_for_layer_0():
+    """Four gradients of 1000 B ready 1 ms apart, layer 0 (priority 0)
+    last at 3 ms: gaps 1, 1, 1 ms, mean 1, none over 2, so one group and
+    no block (the public code's checkpoints hold only the start and the
+    end: its countdown sends nothing until layer 0 is pushed). Iteration
+    1 (backward at 1 s): d, c and b wait with nothing outstanding; at
+    1.003 s a (layer 0) opens the tail: a, b, c, d in strict priority,
+    2000 B of credit."""
+    prio = {'d': 3.0, 'c': 2.0, 'b': 1.0, 'a': 0.0}
+    off = {'d': 0.0, 'c': 0.001, 'b': 0.002, 'a': 0.003}
+    ids = {k: i for i, k in enumerate(prio)}
+
+    def mk(slot, it, b):
+        return part(10 * it + ids[slot], slot, prio[slot],
+                    ready=b + off[slot], it=it, size=1000.0, backward=b)
+    p = prophet.plan(list(off.values()), [1000.0] * 4, list(prio.values()),
+                     1e6, 2000.0)
+    assert p.groups == ((0, 1, 2, 3),) and p.blocks == ()
+    assert p.tail == (3, 2, 1, 0)
+    s = prophet.Sender(1, 2000.0)
+    for k in prio:                                 # profiled: FIFO
+        assert s.ready(mk(k, 0, 0.0), off[k]) == [mk(k, 0, 0.0)]
+    for n, k in enumerate(prio):
+        s.done(ids[k], 0.001 * n, 0.001 * (n + 1))
+    B = 1.0
+    for k in ('d', 'c', 'b'):
+        assert s.ready(mk(k, 1, B), B + off[k]) == []
+        assert s.outstanding == 0 and s.next_wake() is None
+    assert s.plan.blocks == ()
+    got = [x.slot for x in s.ready(mk('a', 1, B), B + 0.003)]
+    assert got == ['a', 'b'] and s.outstanding == 2000.0
+    assert [x.slot for x in s.done(10 + ids['a'], B + 0.003, B + 0.004)
+            ] == ['c']
+    assert [x.slot for x in s.done(10 + ids['b'], B + 0.004, B + 0.005)
+            ] == ['d']
