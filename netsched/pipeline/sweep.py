@@ -117,6 +117,8 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
     if len(set(keys)) != len(keys):
         raise ConfigError('--set names key %r twice'
                           % next(k for k in keys if keys.count(k) > 1))
+    for k, vs in axes:
+        _once(k, vs)
     for k in keys:
         if k in OWN_FLAGS:
             raise ConfigError('--set %s: sweep %ss with %s' % (
@@ -158,6 +160,23 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
         run_key(b, p, tuple(zip(keys, c)), s) for b in backends
         for p in policies for c in combos for s in seeds)}
     return sorted(specs, key=lambda sp: order[sp.key])
+
+
+def _once(key, values):
+    """An axis names each value once (``link_gbps=10,10`` would run the
+    same experiment twice under one folder name)."""
+    seen = []
+    for v in values:
+        # True == 1 in Python, but a flag's true is not the number 1
+        same = [w for w in seen if w == v and
+                isinstance(w, bool) == isinstance(v, bool)]
+        if same:
+            raise ConfigError('--set %s: the value %s is given twice%s'
+                              % (key, overrides.value_text(v),
+                                 '' if overrides.value_text(same[0]) ==
+                                 overrides.value_text(v) else ' (as %s)'
+                                 % overrides.value_text(same[0])))
+        seen.append(v)
 
 
 def _distinct(exp, sets, made, policy):

@@ -66,3 +66,18 @@ def test_compare_on_a_sweep_folder_says_what_it_takes(tmp_path, capsys):
     assert cli.main(['compare', str(sw / 'sim-fair-s1'),
                      str(tmp_path / 'cc')]) == 2
     assert 'a crosscheck folder, not a run' in capsys.readouterr().err
+
+
+def test_a_value_given_twice_on_an_axis_is_named(tiny):
+    from netsched.pipeline import sweep
+    for values, said in (([10, 40, 10], "--set link_gbps: the value 10 is "
+                          "given twice$"),
+                         ([10, 10.0], r"the value 10.0 is given twice "
+                          r"\(as 10\)$")):
+        with pytest.raises(ConfigError, match=said):
+            sweep.plan(tiny, ['fair'], [1], [('link_gbps', values)],
+                       ['sim'])
+    # a flag's true is not the number 1
+    with pytest.raises(ConfigError, match='twice'):
+        sweep.plan(tiny, ['fair'], [1], [('big_switch', [True, True])],
+                   ['sim'])
