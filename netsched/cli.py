@@ -1,5 +1,6 @@
 """The `netsched` command."""
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -285,7 +286,7 @@ def cmd_sweep(a):
         axes.append((overrides.key_name(path), values))
     seeds = sweep.parse_seeds(a.seeds)
     backends = ['sim', 'emu'] if a.backend == 'both' else [a.backend]
-    if 'emu' in backends and not a.cluster:
+    if 'emu' in backends and not a.cluster and not a.dry_run:
         if os.geteuid() != 0:
             raise NetschedError('sweep --backend %s: the emulator needs root'
                                 % a.backend)
@@ -300,6 +301,11 @@ def cmd_sweep(a):
     if baseline not in pols:
         raise NetschedError('--baseline %s: not among --policies %s'
                             % (baseline, ','.join(pols)))
+    if a.no_figures:
+        specs = [dataclasses.replace(s, figures=False) for s in specs]
+    if a.dry_run:
+        print(sweep.dry_run(specs, a.out, a.force), end='')
+        return 0
     if a.cluster:
         from .pipeline import cluster
         executor = cluster.ClusterExecutor(a.cluster)
@@ -326,7 +332,8 @@ def cmd_sweep(a):
         if not a.no_report and os.path.isfile(os.path.join(a.out,
                                                            'sweep.json')):
             from .pipeline import report
-            print('report: %s' % report.write(a.out, baseline=baseline))
+            print('report: %s' % report.write(a.out, baseline=baseline,
+                                              figures=not a.no_figures))
         elif os.path.isfile(os.path.join(a.out, 'sweep.json')):
             from .pipeline import tables   # the report writes them too
             tables.write_sweep(a.out, baseline)
@@ -545,7 +552,8 @@ def cmd_run(a):
         log('warning: %s' % w)
     out, summary = run.execute(exp, out, say=log,
                                attach=getattr(a, 'attach', None),
-                               command=getattr(a, 'command_line', None))
+                               command=getattr(a, 'command_line', None),
+                               figures=not getattr(a, 'no_figures', False))
     print()
     print(run.table(summary))
     print('results: %s' % out)
@@ -876,6 +884,9 @@ def build_parser():
                            help='write into a --out folder that is not '
                            'empty (its files of the same names are '
                            'replaced)')
+            p.add_argument('--no-figures', action='store_true',
+                           help='write report.html without its figures '
+                           '(no drawing: faster)')
             p.add_argument('--attach', metavar='CONTROLLER_SOCKET',
                            help='run on a fabric that is already up (plain '
                            'Mininet with `netsched controller`, or `netsched'
@@ -942,6 +953,12 @@ def build_parser():
                    help='re-run the runs already done')
     p.add_argument('--no-report', action='store_true',
                    help='do not write report.html at the end')
+    p.add_argument('--no-figures', action='store_true',
+                   help="the runs' and the sweep's reports without figures "
+                   '(tables only; no drawing)')
+    p.add_argument('--dry-run', action='store_true',
+                   help='check every run and print each with its folder; '
+                   'run nothing, write nothing')
     p.add_argument('--out', required=True, help='the sweep folder: new, '
                    'empty, or a sweep of the same experiment (resumed)')
     p.set_defaults(fn=cmd_sweep)

@@ -60,7 +60,7 @@ def run(exp, backend='sim', out=None, *, policy=None, seed=None,
 
 def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',
           sets=None, jobs=None, baseline=None, trace=None, cluster=None,
-          force=False, report=True):
+          force=False, report=True, figures=True):
     """Run a sweep, as ``netsched sweep``; returns the sweep folder.
 
     ``policies``: names or specs (``'aalo:first_mb=40'``), a list or a
@@ -68,7 +68,8 @@ def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',
     {dotted key: [values]}, one axis each (``{'link_gbps': [10, 40]}``);
     ``backend``: sim, emu or both; ``jobs``: simulations at once. The
     runs, runs.csv, the tidy tables, ratios.csv and (unless ``report``
-    is False) report.html are written into ``out``, which a sweep of the
+    is False) report.html (without figures where ``figures`` is False,
+    for the runs' pages too) are written into ``out``, which a sweep of the
     same experiment resumes. A run that fails is recorded in runs.csv
     and raises a NetschedError at the end."""
     # the sweep is the command itself, run with Python's values: the
@@ -93,7 +94,8 @@ def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',
                     ('--trace', trace), ('--cluster', cluster)):
         if v is not None:
             argv += [flag, str(v)]
-    argv += ['--force'] * bool(force) + ['--no-report'] * (not report)
+    argv += ['--force'] * bool(force) + ['--no-report'] * (not report) + \
+        ['--no-figures'] * (not figures)
     a = cli.build_parser().parse_args(argv)
     a.command_line = ['netsched'] + argv
     if a.fn(a):

@@ -35,12 +35,14 @@ def kind(path):
 
 
 def write(path, baseline=None, fmt=None, figdir='figures', run=None,
-          files=None, notes=None):
+          files=None, notes=None, figures=True):
     """Write ``path/report.html``; returns its path. ``fmt``: also write
     each figure to ``path/<figdir>/`` in that format (their paths are
     appended to ``files``). ``run``: a run's (metrics, summary) already
     in hand (run.execute), not read again. ``notes``: a list that gets a
-    line per run the page shows that did not finish (INCOMPLETE ...)."""
+    line per run the page shows that did not finish (INCOMPLETE ...).
+    ``figures`` False: the page's tables only, nothing drawn (a sweep's
+    --no-figures)."""
     if not os.path.isdir(path):
         raise ConfigError('%s: no such folder' % path)
     if fmt is not None and fmt not in FORMATS:
@@ -48,14 +50,18 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
                           % (', '.join(FORMATS), fmt))
     k = 'run' if run is not None else kind(path)
     if k == 'run':
-        page = _run(path, *(run or ()))
+        page = _run(path, *(run or ()), figures=figures)
+    elif k == 'sweep':
+        page = _sweep(path, baseline, figures)
     else:
-        page = {'sweep': _sweep, 'crosscheck': _crosscheck,
+        page = {'crosscheck': _crosscheck,
                 'compare': _compare, 'reproduce': _reproduce}[k](
                     path, baseline)
     if notes is not None:
         notes.extend(page.get('notes', ()))
     figs = page.pop('figures')
+    if not figures:      # the kinds that draw before they are asked not to
+        figs = []
     try:
         page['figures'] = [_figure(path, name, caption, fig, fmt, figdir)
                            for name, caption, fig in figs]
@@ -141,15 +147,15 @@ def _read_json(p, what):
         raise ConfigError('%s: %s is not JSON' % (p, what)) from None
 
 
-def _run(path, m=None, summary=None):
+def _run(path, m=None, summary=None, figures=True):
     """A run's page; what is damaged in its folder (metrics.reading) is
     an error that names the file, line and field."""
     from . import metrics
     with metrics.reading(path):
-        return _run_page(path, m, summary)
+        return _run_page(path, m, summary, figures)
 
 
-def _run_page(path, m, summary):
+def _run_page(path, m, summary, figures=True):
     from . import metrics, shapes
     from . import plots
     if summary is None and not os.path.isfile(os.path.join(path,
@@ -180,7 +186,7 @@ def _run_page(path, m, summary):
         else [],
         'jobs': sorted(summary['jobs'].items()),
         'stages': sorted(summary['stages'].items()),
-        'figures': plots.run_figures(m, summary)}
+        'figures': plots.run_figures(m, summary) if figures else []}
 
 
 def _table(summary):
@@ -192,7 +198,7 @@ def _table(summary):
 
 # --- a sweep ---------------------------------------------------------------
 
-def _sweep(path, baseline=None):
+def _sweep(path, baseline=None, figures=True):
     from . import tables
     d = sweep.read_definition(path)
     csv_path = os.path.join(path, 'runs.csv')
@@ -209,7 +215,7 @@ def _sweep(path, baseline=None):
     ratios = data.ratios()
     title = os.path.splitext(os.path.basename(d['experiment']))[0]
     figs = []
-    if ok:
+    if ok and figures:
         shown = [primary] + [m for m in metrics if m != primary][:3] \
             if primary else metrics[:4]
         figs += sweep_plots.forest(ratios, policies, metrics, baseline,

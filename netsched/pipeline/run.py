@@ -226,8 +226,10 @@ def prepare(exp, out_dir):
 
 
 def execute(exp, out_dir=None, say=print, plots=True, attach=None,
-            command=None):
-    """Run one experiment; returns (out_dir, summary). ``attach``: the
+            command=None, figures=True):
+    """Run one experiment; returns (out_dir, summary). ``plots``
+    False: no report.html; ``figures`` False: report.html without its
+    figures (a sweep's --no-figures). ``attach``: the
     socket of a running controller whose fabric to run on (emulator);
     it is checked before anything is written. ``command``: the command
     line run.json records (default: this process's)."""
@@ -303,7 +305,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
         from . import report
         summary['report'] = report.write(out_dir, fmt='png', figdir='',
                                          run=(m, summary),
-                                         files=summary['plots'])
+                                         files=summary['plots'],
+                                         figures=figures)
     summary['wall_s'] = wall
     return out_dir, summary
 

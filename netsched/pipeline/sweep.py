@@ -52,6 +52,7 @@ class RunSpec:
     seed: int
     sets: tuple          # ((dotted key, value), ...): one value per axis
     trace: str = None    # --trace, absolute
+    figures: bool = True  # False: the run's report without figures
 
     def argv(self, out_dir):
         """``netsched run`` arguments for this run into ``out_dir``."""
@@ -62,6 +63,8 @@ class RunSpec:
             a += ['--set', '%s=%s' % (k, overrides.argv_text(v))]
         if self.trace:
             a += ['--trace', self.trace]
+        if not self.figures:
+            a.append('--no-figures')
         return a
 
     def axes(self):
@@ -272,6 +275,23 @@ def read_definition(root):
     from . import shapes
     return read_json(os.path.join(root, 'sweep.json'), shapes.SWEEP,
                      'a sweep definition')
+
+
+def dry_run(specs, root, force=False):
+    """What ``sweep --dry-run`` prints: each run with its folder and
+    whether it would run or be skipped (done already, as the sweep would
+    find it); nothing is run and nothing written."""
+    path = os.path.join(root, 'runs.csv')
+    done = Table(path) if os.path.isfile(path) and not force else None
+    lines = []
+    for s in specs:
+        skip = done is not None and done.done(s, root)
+        lines.append('  %-4s %s' % ('skip' if skip else 'run',
+                                    os.path.join(root, s.key)))
+    n = sum(1 for ln in lines if ln.startswith('  run'))
+    head = ('dry run: %d runs, %d to run, %d done already (skipped); '
+            'nothing run, nothing written' % (len(specs), n, len(specs) - n))
+    return '\n'.join([head] + lines) + '\n'
 
 
 # --- running one -----------------------------------------------------------

@@ -81,3 +81,37 @@ def test_a_value_given_twice_on_an_axis_is_named(tiny):
     with pytest.raises(ConfigError, match='twice'):
         sweep.plan(tiny, ['fair'], [1], [('big_switch', [True, True])],
                    ['sim'])
+
+
+def test_sweep_dry_run_and_no_figures(tiny, tmp_path, capsys):
+    from netsched import cli
+    out = str(tmp_path / 'sw')
+    args = ['sweep', tiny, '--policies', 'fair,sebf', '--seeds', '1',
+            '--out', out]
+    assert cli.main(args + ['--dry-run']) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'dry run: 2 runs, 2 to run, 0 done already (skipped); nothing run, '
+        'nothing written',
+        '  run  %s' % os.path.join(out, 'sim-fair-s1'),
+        '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
+    assert not os.path.exists(out)
+    # a bad run is still named by a dry run
+    assert cli.main(args + ['--dry-run', '--set', 'link_gbps=0']) == 2
+    assert '--set link_gbps=0' in capsys.readouterr().err
+    # one run, without figures: its page and the sweep's have none
+    assert cli.main(['sweep', tiny, '--policies', 'fair', '--out', out,
+                     '--no-figures']) == 0
+    run = os.path.join(out, 'sim-fair-s1')
+    assert os.path.isfile(os.path.join(run, 'report.html'))
+    assert not [f for f in os.listdir(run) if f.endswith('.png')]
+    for page in (os.path.join(run, 'report.html'),
+                 os.path.join(out, 'report.html')):
+        with open(page) as f:
+            assert '<img' not in f.read()
+    # the dry run of the same sweep, one policy more: one done, one to run
+    capsys.readouterr()
+    listed = sorted(os.listdir(out))
+    assert cli.main(args + ['--dry-run']) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        '  skip %s' % run, '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
+    assert sorted(os.listdir(out)) == listed
