@@ -375,8 +375,8 @@ def cmd_reproduce(a):
            for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         out = reproduce.run(study, planned, a.out, a.jobs, a.force,
-                            lambda label: progress.SweepProgress(
-                                label=label))
+                            lambda label, metric: progress.SweepProgress(
+                                label=label, metric=metric))
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)

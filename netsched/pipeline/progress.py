@@ -10,11 +10,19 @@ def is_terminal(stream=None):
     return hasattr(stream, 'isatty') and stream.isatty()
 
 
-class SweepProgress:
-    """A sweep's runs: done, failed, skipped, ETA."""
+# the metric a run's line shows where none is asked for: the first its
+# row has, in the order of the sweep page's answer (report.PRIMARY)
+METRICS = ('avg_jct_s', 'avg_sct_s', 'avg_cct_s', 'avg_iteration_s')
 
-    def __init__(self, stream=None, bar=None, label='sweep'):
+
+class SweepProgress:
+    """A sweep's runs: done, failed, skipped, ETA, and each run's
+    ``metric`` (a study's own; default: the first of METRICS a run has)."""
+
+    def __init__(self, stream=None, bar=None, label='sweep', metric=None):
         self.label = label
+        self.metric = metric
+        self.last = ''                  # the last run's metric, for the bar
         self.stream = stream or sys.stderr
         self.bar_on = is_terminal(self.stream) if bar is None else bar
         self.bar = None
@@ -36,6 +44,9 @@ class SweepProgress:
                        % (self.label, total, skipped))
 
     def update(self, key, row):
+        metric = self._metric(row)
+        if metric:
+            self.last = metric
         if row['status'] == 'ok':
             self.ok += 1
         elif row['status'] == 'interrupted':
@@ -52,19 +63,24 @@ class SweepProgress:
         n = self.ok + self.failed + self.interrupted + self.skipped
         ran = n - self.skipped
         eta = (time.monotonic() - self.t0) / ran * (self.total - n)
-        metric = next(('%s %.4g' % (m, row[m]) for m in (
-            'avg_jct_s', 'avg_cct_s', 'avg_sct_s', 'avg_iteration_s')
-            if row.get(m) is not None), '')
         self._line('[%*d/%d] %-11s %s  %.1f s%s%s  (ETA %s)' % (
             len(str(self.total)), n, self.total, row['status'], key,
             row.get('wall_s') or 0, '  ' + metric if metric else '',
             '  ' + row['error'] if row.get('error') else '',
             time.strftime('%H:%M:%S', time.gmtime(eta))))
 
+    def _metric(self, row):
+        """'avg_cct_s 1.234' of a run's row, or ''."""
+        for m in (self.metric,) if self.metric else METRICS:
+            if row.get(m) is not None:
+                return '%s %.4g' % (m, row[m])
+        return ''
+
     def _postfix(self):
-        self.bar.set_postfix_str('done %d, failed %d, skipped %d%s' % (
+        self.bar.set_postfix_str('done %d, failed %d, skipped %d%s%s' % (
             self.ok, self.failed, self.skipped, ', interrupted %d'
-            % self.interrupted if self.interrupted else ''))
+            % self.interrupted if self.interrupted else '',
+            ', last %s' % self.last if self.last else ''))
 
     def close(self):
         if self.bar is not None:

@@ -204,7 +204,8 @@ def folder(out, s, backend):
 def run(study, planned, out, jobs=None, force=False, progress=None):
     """Run each planned sweep into ``OUT/<study>/<backend>`` (resuming
     one that stopped), write each sweep's report, then the table and the
-    study's report. ``progress(label)``: a SweepProgress per sweep."""
+    study's report. ``progress(label, metric)``: a SweepProgress per
+    sweep, showing the study's metric."""
     from . import report
     os.makedirs(out, exist_ok=True)
     for s, b, specs in planned:
@@ -221,7 +222,7 @@ def run(study, planned, out, jobs=None, force=False, progress=None):
         try:
             sweep.run_sweep(specs, root, definition,
                             sweep.LocalExecutor(jobs), force,
-                            progress('%s/%s' % (s.id, b))
+                            progress('%s/%s' % (s.id, b), s.metric)
                             if progress else None)
         finally:
             if os.path.isfile(os.path.join(root, 'sweep.json')):

@@ -115,3 +115,24 @@ def test_sweep_dry_run_and_no_figures(tiny, tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[1:] == [
         '  skip %s' % run, '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
     assert sorted(os.listdir(out)) == listed
+
+
+def test_the_progress_line_shows_the_studys_metric():
+    import io
+    from netsched.pipeline.progress import SweepProgress
+    row = {'status': 'ok', 'wall_s': 1.0, 'avg_jct_s': 2.5,
+           'avg_cct_s': 0.125, 'avg_sct_s': 0.75}
+    for metric, said in (('avg_cct_s', 'avg_cct_s 0.125'),
+                         (None, 'avg_jct_s 2.5')):
+        out = io.StringIO()
+        p = SweepProgress(out, bar=False, label='s/sim', metric=metric)
+        p.start(2, 0)
+        p.update('sim-fair-s1', row)
+        line = out.getvalue().splitlines()[-1]
+        assert said in line and line.count('avg_') == 1
+    # without JCTs, the page's order: SCT before CCT
+    out = io.StringIO()
+    p = SweepProgress(out, bar=False)
+    p.start(1, 0)
+    p.update('k', dict(row, avg_jct_s=None))
+    assert 'avg_sct_s 0.75' in out.getvalue()
