@@ -153,7 +153,9 @@ def meta(exp, wall_s=None):
 RUN_FILES = ('summary.json', 'report.html', 'report.html.tmp', 'run.json',
              'run.json.tmp', 'events.jsonl', 'experiment.yaml', 'jobs.csv',
              'iterations.csv', 'coflows.csv', 'stages.csv', 'flows.csv',
-             'links.csv', 'decisions.jsonl')
+             'links.csv', 'decisions.jsonl',
+             # netsched export's timeline of the run: stale once it reruns
+             'trace.perfetto.json')
 FIGURES = ('iteration_cdf', 'jct', 'sct', 'link_utilization', 'cct_cdf',
            'topology', 'circles', 'circuits')
 FIGURE_FORMATS = ('png', 'svg', 'pdf')

@@ -136,3 +136,13 @@ def test_the_progress_line_shows_the_studys_metric():
     p.start(1, 0)
     p.update('k', dict(row, avg_jct_s=None))
     assert 'avg_sct_s 0.75' in out.getvalue()
+
+
+def test_run_force_clears_the_exported_timeline(tmp_path):
+    from netsched.pipeline import run
+    for name in ('summary.json', 'trace.perfetto.json', 'notes.txt'):
+        (tmp_path / name).write_text('{}')
+    removed = run.clear(str(tmp_path))
+    assert sorted(os.path.basename(p) for p in removed) == [
+        'summary.json', 'trace.perfetto.json']
+    assert os.listdir(tmp_path) == ['notes.txt']
