@@ -51,6 +51,14 @@ def _optional(x):
     return None if x is None else _finite(x, 'a time')
 
 
+def _pattern(x):
+    """A job's pattern as an agent sent it (None: an agent of before
+    it was sent, which policies read as not known)."""
+    if x is not None and not isinstance(x, str):
+        raise TypeError('pattern must be a name, got %r' % (x,))
+    return x
+
+
 def _finite(x, what):
     """A number an agent sent, as a float: NaN and inf are no size or
     time (TypeError or ValueError, named by the registration's error)."""
@@ -168,7 +176,8 @@ class Demand:
                     'stage_ends': tuple(int(x)
                                         for x in m.get('stage_ends', ())),
                     'compute_s': _optional(m.get('compute_s')),
-                    'first_send_s': _optional(m.get('first_send_s'))}
+                    'first_send_s': _optional(m.get('first_send_s')),
+                    'pattern': _pattern(m.get('pattern'))}
         except (KeyError, TypeError, ValueError, OverflowError) as e:
             raise NetschedError('register %s: job %r: bad description '
                                 '(%s: %s)' % (host, job, type(e).__name__,
@@ -328,7 +337,7 @@ class Demand:
             bytes_per_iteration=m['bytes_per_iteration'],
             iteration_load=load, group=m['group'],
             stage_ends=m['stage_ends'], compute_s=m['compute_s'],
-            first_send_s=m['first_send_s'])
+            first_send_s=m['first_send_s'], pattern=m['pattern'])
 
     def end_coflow(self, coflow):
         """The connections that carried it carry nothing now; the last

@@ -46,7 +46,9 @@ class JobView:
     and ``first_send_s``: when, after an iteration starts, its first
     gradient is ready to go (the job's profile, from its model; None
     where not known): with ``iteration_load`` they give the job's
-    communication pattern over an iteration (CASSINI's circle)."""
+    communication pattern over an iteration (CASSINI's circle).
+    ``pattern``: how it exchanges gradients (``ps``, ``ring``, ...; None
+    where not known), for a policy of one architecture (Geryon)."""
     id: str
     arrival: float
     iterations: int
@@ -58,6 +60,7 @@ class JobView:
     stage_ends: tuple = ()
     compute_s: float = None
     first_send_s: float = None
+    pattern: str = None
 
     @property
     def stage(self):

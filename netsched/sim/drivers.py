@@ -331,7 +331,7 @@ class PlanDriver:
             bytes_per_iteration=float(jp.bytes_per_iteration),
             iteration_load=load, group=jp.group,
             stage_ends=tuple(jp.stage_ends), compute_s=jp.compute_s,
-            first_send_s=jp.first_send_s)
+            first_send_s=jp.first_send_s, pattern=jp.pattern)
 
     def _job_marked(self, t):
         """An iteration mark (any worker's): the job's progress and its

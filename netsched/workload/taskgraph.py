@@ -125,7 +125,7 @@ class JobPlan:
                 'bytes_per_iteration': self.bytes_per_iteration,
                 'group': self.group, 'stage_ends': list(self.stage_ends),
                 'compute_s': self.compute_s,
-                'first_send_s': self.first_send_s}
+                'first_send_s': self.first_send_s, 'pattern': self.pattern}
 
     def loss_at(self, k):
         b0, b1, b2 = self.loss
@@ -441,7 +441,8 @@ def job_view(plan, jid, net):
                    iteration_load=net.link_bytes(paths,
                                                  [t.bytes for t in sends]),
                    group=jp.group, stage_ends=tuple(jp.stage_ends),
-                   compute_s=jp.compute_s, first_send_s=jp.first_send_s)
+                   compute_s=jp.compute_s, first_send_s=jp.first_send_s,
+                   pattern=jp.pattern)
 
 
 def _shaped(spec, shape):
