@@ -18,10 +18,12 @@ A claim's figure is the speed-up, baseline over policy on the study's
 metric (above 1: the policy is faster, as the papers state them),
 paired by seed: the geometric mean of the per-seed ratios with a 95% t
 interval (pipeline.stats). Its direction agrees when the interval lies
-above 1.
+above 1. The table has a row per claim and axis value: a claim is shown
+in every regime its study runs, not only in its paper's.
 """
 import csv
 import json
+import math
 import os
 import sys
 import time
@@ -41,9 +43,13 @@ VERDICTS = {'better': 'agrees', 'worse': 'opposite',
 class Claim:
     """One row of the table: arm ``policy`` against arm ``against``."""
 
-    def __init__(self, policy, against, metric, paper, speedup, finding):
+    def __init__(self, policy, against, metric, paper, speedup, finding,
+                 figure=None):
         self.policy, self.against, self.paper = policy, against, paper
         self.metric, self.speedup, self.finding = metric, speedup, finding
+        # the paper's own figure where it is not a speed-up on this
+        # metric (95.7% scaling efficiency), or why there is none
+        self.figure = figure
 
 
 class Study:
@@ -161,7 +167,7 @@ def _study(where, d, base):
                             cc.choice('metric', tuple(metrics.TOTALS),
                                       metric),
                             cc.string('paper', ''), speedup,
-                            cc.string('finding')))
+                            cc.string('finding'), cc.string('figure')))
         cc.done()
     c.done()
     return Study(sid, title, exp, metric, dict(arms), policy,
@@ -262,7 +268,8 @@ def table(study, out):
                         'direction': VERDICTS.get(x['verdict'],
                                                   x['verdict']),
                         'policy_mean': x['mean'], 'base_mean': x['base_mean'],
-                        'paper': cl.paper, 'paper_speedup': cl.speedup})
+                        'paper': cl.paper, 'paper_speedup': cl.speedup,
+                        'paper_figure': cl.figure})
     return rows
 
 
@@ -274,13 +281,33 @@ def _invert(r, lo, hi):
         None if lo is None else 1 / lo
 
 
+def alike(r):
+    """'same': the two arms ran alike on every seed (a ratio of exactly
+    1: the policy's mechanism never acted, so the row tests nothing);
+    'constant': every seed gave the same ratio (the arms do not depend
+    on the seed); None otherwise."""
+    if r is None or r['speedup'] is None or r['low'] is None:
+        return None
+    if not math.isclose(r['low'], r['high'], rel_tol=1e-9):
+        return None
+    return 'same' if math.isclose(r['speedup'], 1.0, rel_tol=1e-9) \
+        else 'constant'
+
+
 def cell(r):
     """'1.310x (1.250-1.370)' for a row, '' for none: three decimals,
-    as a policy's margin is often a few per cent."""
+    as a policy's margin is often a few per cent. An interval of no
+    width says why: the arms ran alike (not exercised), or every seed
+    gave the same ratio."""
     if r is None or r['speedup'] is None:
         return ''
     if r['low'] is None:
         return '%.3fx (one seed)' % r['speedup']
+    a = alike(r)
+    if a == 'same':
+        return 'not exercised: 1.000x, the arms ran alike on every seed'
+    if a == 'constant':
+        return '%.3fx (the same on every seed)' % r['speedup']
     return '%.3fx (%.3f-%.3f)' % (r['speedup'], r['low'], r['high'])
 
 
@@ -289,71 +316,92 @@ MARK = {'agrees': '+', 'opposite': '-', 'no difference': '=',
 
 
 def headline(study, rows):
-    """Per claim: the paper's words and figure, and per backend (and
-    queues) the speed-up at the study's first axis value (its paper's
-    regime), with how many axis values agree."""
+    """Per claim and value of its study's axis (the first is its paper's
+    regime): the paper's words and figure, and per backend (and queues)
+    the speed-up there, with how many axis values agree over the claim's
+    whole axis. Every regime is a row of its own, so no claim is shown
+    only where it is kindest."""
     out = []
     for s in study['studies']:
-        first = overrides.value_text(s.axis[1][0])
+        values = [overrides.value_text(v) for v in s.axis[1]]
         for ci, cl in enumerate(s.claims):
             mine = [r for r in rows if r['study'] == s.id
                     and r['claim'] == ci]
 
-            def pick(b, q):
-                at = [r for r in mine if r['backend'] == b
-                      and str(r['queues']) == q]
-                head = next((r for r in at if str(r['value']) == first),
-                            at[0] if at else None)
-                agree = sum(r['direction'] == 'agrees' for r in at)
-                return head, agree, len(at)
-            cols = {}
-            for name, b, q in (('sim', 'sim', '8'),
-                               ('sim_exact', 'sim', 'exact'),
-                               ('emu', 'emu', '8')):
-                head, agree, n = pick(b, q)
-                cols[name] = {'row': head, 'agree': agree, 'n': n,
-                              'text': cell(head),
-                              'mark': MARK.get(head['direction'], '')
-                              if head else ''}
-            heads = [c['row'] for c in cols.values() if c['row']]
-            if not heads:                 # a study not run (yet)
-                continue
-            out.append({'study': s.id, 'title': s.title,
-                        'policy': cl.policy, 'against': cl.against,
-                        'metric': cl.metric, 'paper': cl.paper,
-                        'paper_speedup': cl.speedup, 'finding': cl.finding,
-                        'axis': s.axis[0], 'regime': first,
-                        'values': [overrides.value_text(v)
-                                   for v in s.axis[1]],
-                        'cols': cols,
-                        'reproduced': bool(heads) and all(
-                            r['direction'] == 'agrees' for r in heads)})
+            def at(b, q, v=None):
+                return [r for r in mine if r['backend'] == b
+                        and str(r['queues']) == q
+                        and (v is None or str(r['value']) == v)]
+            for v in values:
+                cols = {}
+                for name, b, q in (('sim', 'sim', '8'),
+                                   ('sim_exact', 'sim', 'exact'),
+                                   ('emu', 'emu', '8')):
+                    over = at(b, q)
+                    head = next(iter(at(b, q, v)), None)
+                    cols[name] = {
+                        'row': head, 'text': cell(head),
+                        'agree': sum(r['direction'] == 'agrees'
+                                     for r in over), 'n': len(over),
+                        'mark': MARK.get(head['direction'], '')
+                        if head and alike(head) != 'same' else ''}
+                heads = [c['row'] for c in cols.values() if c['row']]
+                if not heads:             # not run (yet) at this value
+                    continue
+                out.append({'study': s.id, 'title': s.title,
+                            'policy': cl.policy, 'against': cl.against,
+                            'metric': cl.metric, 'paper': cl.paper,
+                            'paper_speedup': cl.speedup,
+                            'paper_figure': cl.figure,
+                            'finding': cl.finding,
+                            'axis': s.axis[0], 'regime': v,
+                            'first': v == values[0], 'values': values,
+                            'cols': cols,
+                            'reproduced': all(
+                                r['direction'] == 'agrees' for r in heads)})
     return out
 
 
+def figure_text(h):
+    """The paper's own figure for a head: its speed-up, its figure in
+    words where that is not a speed-up on this metric, or that it gives
+    none."""
+    if h['paper_speedup']:
+        text = '%.2gx' % h['paper_speedup']
+        return text + (' (%s)' % h['paper_figure']
+                       if h.get('paper_figure') else '')
+    return h.get('paper_figure') or 'none stated'
+
+
 def markdown(heads):
-    """The reproduction table as Markdown (docs/reproduction.md)."""
-    lines = ['| study | policy | against | metric | paper | paper\'s figure '
-             '| simulator, 8 classes | simulator, full order | emulator '
-             '| over the axis |',
-             '|---|---|---|---|---|---|---|---|---|---|']
+    """The reproduction table as Markdown (docs/reproduction.md): a row
+    per claim and axis value, the paper's regime (the first) in bold."""
+    lines = ['| study | policy | against | metric | regime | paper '
+             '| paper\'s figure | simulator, 8 classes '
+             '| simulator, full order | emulator | over the axis |',
+             '|---|---|---|---|---|---|---|---|---|---|---|']
     for h in heads:
         def c(name):
             x = h['cols'][name]
-            return '%s %s' % (x['mark'], x['text']) if x['text'] else ''
+            return ('%s %s' % (x['mark'], x['text'])).strip() \
+                if x['text'] else ''
         sim = h['cols']['sim']
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            h['study'], h['policy'], h['against'], h['metric'],
-            h['paper'] or '', '%.2gx' % h['paper_speedup']
-            if h['paper_speedup'] else '',
-            c('sim'), c('sim_exact'), c('emu'),
-            '%d of %d %s agree' % (sim['agree'], sim['n'], h['axis'])
-            if sim['n'] else ''))
+        regime = '%s=%s' % (h['axis'], h['regime'])
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s '
+                     '| %s |' % (
+                         h['study'], h['policy'], h['against'], h['metric'],
+                         '**%s**' % regime if h['first'] else regime,
+                         h['paper'] or '', figure_text(h),
+                         c('sim'), c('sim_exact'), c('emu'),
+                         '%d of %d agree' % (sim['agree'], sim['n'])
+                         if sim['n'] else ''))
     lines.append('')
-    lines.append('Speed-up = baseline / policy at the first axis value, '
-                 'geometric mean over seeds with its 95% interval; + the '
-                 "paper's direction (interval above 1), - the opposite, "
-                 '= no difference.')
+    lines.append('Speed-up = baseline / policy at the row\'s axis value '
+                 '(in bold: the paper\'s regime), the geometric mean over '
+                 'seeds with its 95% interval; + the paper\'s direction '
+                 '(interval above 1), - the opposite, = no difference. '
+                 '"Not exercised": both arms ran alike on every seed, so '
+                 'the row tests nothing.')
     return '\n'.join(lines) + '\n'
 
 
@@ -361,7 +409,7 @@ def markdown(heads):
 CSV_COLUMNS = ('study', 'policy', 'against', 'metric', 'backend', 'axis',
                'value', 'queues', 'speedup', 'low', 'high', 'n',
                'direction', 'policy_mean', 'base_mean', 'paper',
-               'paper_speedup')
+               'paper_speedup', 'paper_figure')
 
 
 def write(study, out):

@@ -125,9 +125,10 @@ def study_forest(heads):
     """A reproduction's answer as a figure: per claim, the measured
     speed-up of the policy over its paper's baseline (the baseline's
     value over the policy's, paired by seed, with its 95% interval) at
-    the study's first axis value on each backend, and the paper's own
-    figure as a diamond where the study gives it; a line at 1, above
-    which the policy is faster, as the papers state their claims."""
+    each value of the study's axis (a row each) on each backend, and the
+    paper's own figure as a diamond where the study gives it; a line at
+    1, above which the policy is faster, as the papers state their
+    claims."""
     rows = [h for h in heads if any(c['row'] for c in h['cols'].values())]
     if not rows:
         return []
@@ -171,10 +172,10 @@ def study_forest(heads):
                  'seed')
     return [('forest', 'Each claim\'s measured speed-up (the baseline\'s '
              'value over the policy\'s, the geometric mean of the per-seed '
-             'ratios with its 95% interval) at the study\'s first axis '
-             'value, on each backend it ran on; a filled point\'s interval '
-             'excludes 1. A diamond marks the paper\'s own figure where '
-             'the study lists it.', fig)]
+             'ratios with its 95% interval) at each value of the '
+             'study\'s axis, on each backend it ran on; a filled '
+             'point\'s interval excludes 1. A diamond marks the '
+             'paper\'s own figure where the study lists it.', fig)]
 
 
 def _forest_legend():

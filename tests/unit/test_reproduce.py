@@ -142,18 +142,46 @@ def test_the_table_by_hand(tmp_path):
     assert jct[('20', '8')]['direction'] == 'opposite'
     assert jct[('20', '8')]['speedup'] == pytest.approx(0.5)
     heads = reproduce.headline(st, table)
-    assert len(heads) == 2                      # one per claim
+    # one per claim and axis value: every regime, not only the first
+    assert [(h['metric'], h['regime']) for h in heads] == [
+        ('avg_jct_s', '10'), ('avg_jct_s', '20'),
+        ('avg_cct_s', '10'), ('avg_cct_s', '20')]
     h = heads[0]
-    assert h['regime'] == '10'
+    assert h['first'] and not heads[1]['first']
     assert h['cols']['sim']['mark'] == '='
-    assert h['cols']['sim_exact']['text'] == '1.500x (1.500-1.500)'
+    # both seeds 1.5x: an interval of no width says why
+    assert h['cols']['sim_exact']['text'] == '1.500x (the same on every seed)'
     assert h['cols']['sim_exact']['mark'] == '+'
     assert (h['cols']['sim']['agree'], h['cols']['sim']['n']) == (0, 2)
     assert h['cols']['emu']['row'] is None
     assert not h['reproduced']
+    assert heads[1]['cols']['sim']['mark'] == '-'
+    assert heads[1]['cols']['sim']['text'] == '0.500x (the same on every seed)'
     md = reproduce.markdown(heads)
-    assert '| tiny | sebf | fair | avg_jct_s | faster than fair | 1.5x | ' \
-           '= 2.828x (0.035-231.200) |' in md
+    assert '| tiny | sebf | fair | avg_jct_s | **link_gbps=10** | faster ' \
+           'than fair | 1.5x | = 2.828x (0.035-231.200) |' in md
+    assert '| tiny | sebf | fair | avg_jct_s | link_gbps=20 | faster than ' \
+           'fair | 1.5x | - 0.500x (the same on every seed) |' in md
+    # the second claim gives no figure: the column says so
+    assert '| coflows sooner | none stated |' in md
+
+
+def test_arms_that_ran_alike_are_not_exercised(tmp_path):
+    st = reproduce.load(_study(tmp_path, STUDY.replace(
+        'speedup: 1.5}', 'speedup: 1.5, figure: on its testbed}')))
+    out = str(tmp_path / 'out')
+    rows = []
+    for seed, v in ((1, 2.0), (2, 3.0)):       # sebf and fair alike
+        for pol in ('fair', 'sebf'):
+            rows.append(['k', 'sim', pol, seed, '10', '8', 'ok', v, v])
+    _runs(os.path.join(out, 'tiny', 'sim'), rows)
+    heads = reproduce.headline(st, reproduce.table(st, out))
+    h = heads[0]
+    assert h['cols']['sim']['text'] == \
+        'not exercised: 1.000x, the arms ran alike on every seed'
+    assert h['cols']['sim']['mark'] == ''
+    md = reproduce.markdown(heads)
+    assert '| 1.5x (on its testbed) | not exercised: 1.000x' in md
 
 
 def test_a_tiny_study_end_to_end(tmp_path):
