@@ -297,10 +297,8 @@ def cmd_sweep(a):
     pols = [p for p in a.policies.split(',') if p]
     specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
     sweep.check_out(a.out, a.experiment)
-    baseline = a.baseline or ('fair' if 'fair' in pols else pols[0])
-    if baseline not in pols:
-        raise NetschedError('--baseline %s: not among --policies %s'
-                            % (baseline, ','.join(pols)))
+    named = sweep.labels(pols)          # label=spec: display names
+    baseline = sweep.baseline_of(named, a.baseline)
     if a.no_figures:
         specs = [dataclasses.replace(s, figures=False) for s in specs]
     if a.dry_run:
@@ -312,7 +310,8 @@ def cmd_sweep(a):
     else:
         executor = sweep.LocalExecutor(a.jobs)
     definition = {'experiment': os.path.abspath(a.experiment),
-                  'policies': pols, 'seeds': seeds,
+                  'policies': [n for n, _ in named], 'seeds': seeds,
+                  'labels': {n: sp for n, sp in named if n != sp},
                   'sets': [[k, [overrides.value_text(v) for v in vs]]
                            for k, vs in axes],
                   'backends': backends, 'baseline': baseline,
@@ -787,11 +786,13 @@ TRACE_HELP = ("the coflow trace file, in place of the experiment's "
               "experiments/README.md, \"Traces\")")
 
 
-def _experiment_and_policies(p, default):
+def _experiment_and_policies(p, default, labels=False):
     p.add_argument('experiment', help='experiment YAML file')
     p.add_argument('--policies', default=default,
-                   help='comma-separated, each NAME or NAME:key=value:... '
-                   '(default %(default)s)')
+                   help='comma-separated, each NAME or NAME:key=value:...%s '
+                   '(default %%(default)s)' % (
+                       ', or LABEL=that, shown as LABEL (base=fair,mine='
+                       'aalo:first_mb=40)' if labels else ''))
 
 
 def build_parser():
@@ -934,7 +935,7 @@ def build_parser():
         description='Run the cross product; each run is an ordinary run '
         'folder under --out. Interrupted or re-run, it skips the runs '
         'already done.')
-    _experiment_and_policies(p, 'fair')
+    _experiment_and_policies(p, 'fair', labels=True)
     p.add_argument('--seeds', default='1', help='N, N-M or a list of them '
                    '(default %(default)s)')
     p.add_argument('--set', action='append', metavar='KEY=V1,V2,...',

@@ -39,6 +39,33 @@ def allowance_s(g, src, dst, rate_bps, mtu):
                for u, v in routing.path_links(g, ft))
 
 
+def ideal_scale(g, plan):
+    """The run's time scale as the plan sets it, whatever the datapath
+    did: the median over coflows of each one's time alone on the
+    fabric, its busiest host's bytes in or out at that host's link rate
+    (a lower bound). A saturated datapath stretches every measured
+    completion time, so measured times would hide the lags."""
+    out, inn = {}, {}
+    for t in plan.tasks:
+        if t.kind != 'send' or not t.bytes:
+            continue
+        o = out.setdefault(t.coflow, {})
+        o[t.host] = o.get(t.host, 0.0) + t.bytes
+        i = inn.setdefault(t.coflow, {})
+        i[t.dst] = i.get(t.dst, 0.0) + t.bytes
+
+    def rate(h):
+        return max(d['capacity_bps'] for _, _, d in g.edges(h, data=True))
+    times = sorted(max(max(b * 8.0 / rate(h) for h, b in out[c].items()),
+                       max(b * 8.0 / rate(h) for h, b in inn[c].items()))
+                   for c in out)
+    if not times:
+        return None
+    n = len(times)
+    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] +
+                                              times[n // 2])
+
+
 def _quantiles(xs, qs=(50, 99)):
     if not len(xs):
         return None

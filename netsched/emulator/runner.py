@@ -187,7 +187,9 @@ class Coordinator:
             'agents': monitor.agents(self.late),
             'controller': monitor.controller(self.decisions.applied_ms,
                                              self.decisions.decided),
-            'tcp': monitor.tcp(info)}
+            'tcp': monitor.tcp(info),
+            'ideal_cct_s_median': monitor.ideal_scale(self.fab.g,
+                                                      self.plan)}
         return info
 
     def _info(self, wall, lost, cpu):

@@ -64,7 +64,8 @@ def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',
     """Run a sweep, as ``netsched sweep``; returns the sweep folder.
 
     ``policies``: names or specs (``'aalo:first_mb=40'``), a list or a
-    comma-separated string; ``seeds``: a list or ``'1-5'``; ``sets``:
+    comma-separated string, each ``label=spec`` to show it as label, or a
+    dict {label: spec}; ``seeds``: a list or ``'1-5'``; ``sets``:
     {dotted key: [values]}, one axis each (``{'link_gbps': [10, 40]}``);
     ``backend``: sim, emu or both; ``jobs``: simulations at once. The
     runs, runs.csv, the tidy tables, ratios.csv and (unless ``report``
@@ -80,6 +81,8 @@ def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',
         raise ConfigError('sweep: out= names the sweep folder')
     if isinstance(policies, str):
         policies = policies.split(',')
+    elif isinstance(policies, dict):
+        policies = ['%s=%s' % kv for kv in policies.items()]
     argv = ['sweep', _experiment_path(exp), '--policies',
             ','.join(policies), '--seeds',
             seeds if isinstance(seeds, str) else

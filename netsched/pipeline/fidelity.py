@@ -275,7 +275,7 @@ def verdict_table(rows):
             'meets' if r['within'] else 'MISSES', r['verdict'],
             ' '.join('%10s' % _pc(r['lags'].get(k)) for k in keys)))
     c = confusion(rows)
-    lines += ['lags: each as a %% of the run\'s median coflow time '
+    lines += ['lags: each as a %% of the run\'s time scale (median ideal coflow time) '
               '(limits: %s)' % ', '.join('%s %.0f%%' % (k, 100 * v) for k, v
                                          in verdict.LIMITS.items()),
               'verdict against the targets (%d runs):' % len(rows),

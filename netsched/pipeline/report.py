@@ -205,7 +205,7 @@ def _sweep(path, baseline=None, figures=True):
     # a run runs.csv says ok whose summary is gone: missing, not ok
     rows = sweep.read_rows(csv_path, path) if os.path.isfile(csv_path) \
         else []
-    rows = _unfinished(path, rows)
+    rows = _unfinished(path, rows, d.get('labels') or {})
     # the tables and ratios.csv hold the numbers this page shows
     data = tables.Sweep(path, baseline, rows)
     tables.write_sweep(path, data=data)
@@ -248,14 +248,16 @@ def _sweep(path, baseline=None, figures=True):
         'figures': figs}
 
 
-def _unfinished(path, rows):
+def _unfinished(path, rows, labels=None):
     """runs.csv's rows with each run that did not finish marked: where
     its folder holds its event log, ``incomplete`` says what stopped it
     and what finished (appended to its error); a run folder runs.csv has
     no row for (the sweep itself was killed while it ran) is added as
     interrupted. Their figures stay out of every ratio and mean, which
-    take the finished (ok) runs only."""
+    take the finished (ok) runs only. ``labels``: sweep.json's {label:
+    spec}, so that a run found without a row is shown by its label."""
     from . import metrics
+    by_spec = {sp: n for n, sp in (labels or {}).items()}
     out, seen = [], set()
     for r in rows:
         seen.add(r['run'])
@@ -267,9 +269,12 @@ def _unfinished(path, rows):
         if name in seen or not os.path.isfile(os.path.join(d,
                                                            'events.jsonl')):
             continue
-        out.append(_mark({'run': name, 'status': 'interrupted',
-                          'error': 'not in runs.csv: the sweep stopped '
-                          'while this run went on'}, metrics, d, True))
+        r = _mark({'run': name, 'status': 'interrupted',
+                   'error': 'not in runs.csv: the sweep stopped while this '
+                   'run went on'}, metrics, d, True)
+        if r.get('policy') in by_spec:
+            r['policy'] = by_spec[r['policy']]
+        out.append(r)
     return out
 
 

@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -53,6 +54,12 @@ class RunSpec:
     sets: tuple          # ((dotted key, value), ...): one value per axis
     trace: str = None    # --trace, absolute
     figures: bool = True  # False: the run's report without figures
+    label: str = None    # --policies label=spec: the name shown for it
+
+    @property
+    def name(self):
+        """The policy as the tables, figures and folder name it."""
+        return self.label or self.policy
 
     def argv(self, out_dir):
         """``netsched run`` arguments for this run into ``out_dir``."""
@@ -69,7 +76,7 @@ class RunSpec:
 
     def axes(self):
         """Column -> value for runs.csv."""
-        out = {'backend': self.backend, 'policy': self.policy,
+        out = {'backend': self.backend, 'policy': self.name,
                'seed': self.seed}
         out.update((k, overrides.value_text(v)) for k, v in self.sets)
         return out
@@ -99,6 +106,63 @@ def parse_seeds(text):
 
 
 
+def labelled(text):
+    """(label, spec) of one --policies entry. ``label=spec`` gives the
+    policy a display name for the tables, figures, ratios.csv and run
+    folders (``mine=aalo:first_mb=40``); a bare spec is its own label.
+    The label is what comes before an ``=`` that precedes every ``:``,
+    so ``aalo:first_mb=40`` and ``pkg.mod:Cls:k=1`` have none."""
+    text = str(text)
+    head, eq, spec = text.partition('=')
+    if not eq or ':' in head:
+        return text, text
+    if not LABEL.fullmatch(head) or not spec:
+        raise ConfigError(
+            '--policies %s: want LABEL=POLICY (e.g. mine=aalo:first_mb=40), '
+            'a label being up to %d letters, digits and ._+~- (starting '
+            'with a letter or digit)' % (text, LABEL_MAX))
+    return head, spec
+
+
+# a label names folders and legend entries: short, and safe in a path
+LABEL_MAX = 40
+LABEL = re.compile(r'[A-Za-z0-9][A-Za-z0-9._+~-]{0,%d}' % (LABEL_MAX - 1))
+
+
+def labels(policies):
+    """[(label, spec)] of --policies entries, each label once and each
+    spec once (two labels of one policy would run the same runs)."""
+    out = [labelled(p) for p in policies]
+    names = [n for n, _ in out]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise ConfigError('--policies names %s twice: %r'
+                          % (twice, ','.join(policies)))
+    specs = [sp for _, sp in out]
+    twice = next((sp for sp in specs if specs.count(sp) > 1), None)
+    if twice is not None:
+        raise ConfigError('--policies: %s run the same policy %s'
+                          % (' and '.join(n for n, sp in out if sp == twice),
+                             twice))
+    return out
+
+
+def baseline_of(named, asked=None):
+    """The label of the policy a sweep's ratios are against: ``asked``
+    (a label, or the spec a label stands for), else fair where swept
+    (by name or under a label), else the first."""
+    names = [n for n, _ in named]
+    by_spec = {sp: n for n, sp in named}
+    if asked is None:
+        return 'fair' if 'fair' in names else by_spec.get('fair', names[0])
+    if asked in names:
+        return asked
+    if asked in by_spec:
+        return by_spec[asked]
+    raise ConfigError('--baseline %s: not among --policies %s'
+                      % (asked, ','.join(names)))
+
+
 # keys the sweep's own flags set: an axis of them would be overridden
 OWN_FLAGS = {'seed': '--seeds', 'policy': '--policies',
              'backend': '--backend'}
@@ -113,9 +177,7 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
     from . import experiment as expmod, run
     if not policies:
         raise ConfigError('--policies: name at least one policy')
-    if len(set(policies)) != len(policies):
-        raise ConfigError('--policies names a policy twice: %r'
-                          % ','.join(policies))
+    named = labels(policies)
     keys = [k for k, _ in axes]
     if len(set(keys)) != len(keys):
         raise ConfigError('--set names key %r twice'
@@ -138,7 +200,7 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
     combos = list(itertools.product(*[vs for _, vs in axes])) if axes \
         else [()]
     for b in backends:
-        for p in policies:
+        for name, p in named:
             for s in seeds:
                 made = []
                 for combo in combos:
@@ -151,17 +213,18 @@ def plan(experiment, policies, seeds, axes, backends, trace=None):
                     # before it is planned
                     bounds.admit(exp, traces.get(exp.trace))
                     run.check(exp, traces)
-                    _distinct(exp, sets, made, p)
-                    key = run_key(b, p, sets, s)
+                    _distinct(exp, sets, made, name)
+                    key = run_key(b, name, sets, s)
                     if key in seen:
                         raise ConfigError('--set: two values name the same '
                                           'run folder %s' % key)
                     seen.add(key)
                     specs.append(RunSpec(key, path, b, p, s, sets,
-                                         trace and os.path.abspath(trace)))
+                                         trace and os.path.abspath(trace),
+                                         label=name if name != p else None))
     order = {k: i for i, k in enumerate(
         run_key(b, p, tuple(zip(keys, c)), s) for b in backends
-        for p in policies for c in combos for s in seeds)}
+        for p, _ in named for c in combos for s in seeds)}
     return sorted(specs, key=lambda sp: order[sp.key])
 
 

@@ -83,40 +83,6 @@ def test_a_value_given_twice_on_an_axis_is_named(tiny):
                    ['sim'])
 
 
-def test_sweep_dry_run_and_no_figures(tiny, tmp_path, capsys):
-    from netsched import cli
-    out = str(tmp_path / 'sw')
-    args = ['sweep', tiny, '--policies', 'fair,sebf', '--seeds', '1',
-            '--out', out]
-    assert cli.main(args + ['--dry-run']) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        'dry run: 2 runs, 2 to run, 0 done already (skipped); nothing run, '
-        'nothing written',
-        '  run  %s' % os.path.join(out, 'sim-fair-s1'),
-        '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
-    assert not os.path.exists(out)
-    # a bad run is still named by a dry run
-    assert cli.main(args + ['--dry-run', '--set', 'link_gbps=0']) == 2
-    assert '--set link_gbps=0' in capsys.readouterr().err
-    # one run, without figures: its page and the sweep's have none
-    assert cli.main(['sweep', tiny, '--policies', 'fair', '--out', out,
-                     '--no-figures']) == 0
-    run = os.path.join(out, 'sim-fair-s1')
-    assert os.path.isfile(os.path.join(run, 'report.html'))
-    assert not [f for f in os.listdir(run) if f.endswith('.png')]
-    for page in (os.path.join(run, 'report.html'),
-                 os.path.join(out, 'report.html')):
-        with open(page) as f:
-            assert '<img' not in f.read()
-    # the dry run of the same sweep, one policy more: one done, one to run
-    capsys.readouterr()
-    listed = sorted(os.listdir(out))
-    assert cli.main(args + ['--dry-run']) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == [
-        '  skip %s' % run, '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
-    assert sorted(os.listdir(out)) == listed
-
-
 def test_the_progress_line_shows_the_studys_metric():
     import io
     from netsched.pipeline.progress import SweepProgress
@@ -146,3 +112,78 @@ def test_run_force_clears_the_exported_timeline(tmp_path):
     assert sorted(os.path.basename(p) for p in removed) == [
         'summary.json', 'trace.perfetto.json']
     assert os.listdir(tmp_path) == ['notes.txt']
+
+
+def test_policy_labels(tiny):
+    from netsched.pipeline import sweep
+    assert sweep.labelled('aalo:first_mb=40') == ('aalo:first_mb=40',) * 2
+    assert sweep.labelled('pkg.mod:Cls:k=1') == ('pkg.mod:Cls:k=1',) * 2
+    assert sweep.labelled('mine=aalo:first_mb=40') == ('mine',
+                                                       'aalo:first_mb=40')
+    for bad, said in (('a/b=fair', 'want LABEL=POLICY'),
+                      ('mine=', 'want LABEL=POLICY'),
+                      ('x=fair,y=fair', 'x and y run the same policy fair'),
+                      ('fair,fair', 'names fair twice')):
+        with pytest.raises(ConfigError, match=said):
+            sweep.labels(bad.split(','))
+    named = sweep.labels(['base=fair', 'mine=sebf'])
+    assert sweep.baseline_of(named) == 'base'
+    assert sweep.baseline_of(named, 'sebf') == 'mine'
+    with pytest.raises(ConfigError, match='not among --policies base,mine'):
+        sweep.baseline_of(named, 'aalo')
+
+
+def test_sweep_dry_run_no_figures_and_labels(tiny, tmp_path, capsys):
+    """One sweep of two labelled policies without figures, dry-run before
+    and after."""
+    import csv
+    import json
+    from netsched import cli
+    out = str(tmp_path / 'sw')
+    args = ['sweep', tiny, '--policies', 'base=fair,mine=aalo:first_mb=40',
+            '--out', out]
+    assert cli.main(args + ['--dry-run']) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'dry run: 2 runs, 2 to run, 0 done already (skipped); nothing run, '
+        'nothing written',
+        '  run  %s' % os.path.join(out, 'sim-base-s1'),
+        '  run  %s' % os.path.join(out, 'sim-mine-s1')]
+    assert not os.path.exists(out)
+    # a bad run is still named by a dry run
+    assert cli.main(args + ['--dry-run', '--set', 'link_gbps=0']) == 2
+    assert '--set link_gbps=0' in capsys.readouterr().err
+    assert cli.main(args + ['--no-figures']) == 0
+    # without figures: the runs' pages and the sweep's have none
+    for run in ('sim-base-s1', 'sim-mine-s1'):
+        run = os.path.join(out, run)
+        assert not [f for f in os.listdir(run) if f.endswith('.png')]
+        with open(os.path.join(run, 'report.html')) as f:
+            assert '<img' not in f.read()
+    with open(os.path.join(out, 'report.html')) as f:
+        assert '<img' not in f.read()
+    # the labels: in sweep.json, every table, ratios.csv
+    with open(os.path.join(out, 'sweep.json')) as f:
+        d = json.load(f)
+    assert d['policies'] == ['base', 'mine'] and d['baseline'] == 'base'
+    assert d['labels'] == {'base': 'fair', 'mine': 'aalo:first_mb=40'}
+    for name in ('runs.csv', 'tables/runs.csv', 'means.csv'):
+        with open(os.path.join(out, name), newline='') as f:
+            assert {r['policy'] for r in csv.DictReader(f)} == \
+                {'base', 'mine'}, name
+    with open(os.path.join(out, 'ratios.csv'), newline='') as f:
+        assert {(r['policy'], r['baseline']) for r in
+                csv.DictReader(f)} == {('mine', 'base')}
+    # the run itself ran the spec
+    with open(os.path.join(out, 'sim-mine-s1', 'summary.json')) as f:
+        s = json.load(f)
+    assert s['policy'] == 'aalo' and s['policy_params']['first_mb'] == 40
+    # a dry run again: both done; with one policy more, that one to run
+    capsys.readouterr()
+    listed = sorted(os.listdir(out))
+    args[3] += ',sebf'
+    assert cli.main(args + ['--dry-run']) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        '  skip %s' % os.path.join(out, 'sim-base-s1'),
+        '  skip %s' % os.path.join(out, 'sim-mine-s1'),
+        '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
+    assert sorted(os.listdir(out)) == listed
