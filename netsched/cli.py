@@ -653,7 +653,7 @@ def cmd_report(a):
     from .pipeline import report
     notes = []          # runs that did not finish, said before the path
     path = report.write(a.folder, baseline=a.baseline, fmt=a.format,
-                        notes=notes)
+                        notes=notes, style=a.style)
     for line in notes:
         print(line)
     print('report: %s' % path)
@@ -995,6 +995,9 @@ def build_parser():
     p.add_argument('--format', choices=('png', 'svg', 'pdf'),
                    help='also write each figure to FOLDER/figures/ in this '
                    'format')
+    p.add_argument('--style', choices=('default', 'paper'),
+                   help="paper: figures a paper's column wide (3.3 in), in "
+                   'serif fonts that embed in PDF')
     p.set_defaults(fn=cmd_report)
     p = sub.add_parser(
         'policies', help='list every policy and circuit scheduler: '

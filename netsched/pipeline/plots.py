@@ -7,6 +7,7 @@ run figure's title starts with :func:`headline`, and each figure comes
 with a one-sentence caption.
 """
 import collections
+import contextlib
 import math
 import os
 
@@ -22,6 +23,7 @@ from matplotlib.ticker import (FixedLocator, FuncFormatter, LogLocator,
                                NullFormatter, NullLocator)
 
 from .. import topology
+from ..errors import ConfigError
 from . import crosscheck, metrics
 
 # job and coflow names are the user's, drawn as they are: a pair of '$'
@@ -99,9 +101,55 @@ def save(fig, out_dir, name, fmt='png'):
     return path
 
 
+# --style paper: a figure as a paper's column (or, past PAPER_WIDE
+# inches on screen, its full text width) takes it, in a serif font that
+# pdf and ps files embed as TrueType (Type 3 fonts are refused by many
+# publishers' checks)
+STYLES = ('default', 'paper')
+PAPER_COLUMN_IN, PAPER_TEXT_IN, PAPER_WIDE = 3.3, 7.0, 7.5
+PAPER_RC = {'font.family': 'serif', 'font.size': 8, 'axes.titlesize': 8,
+            'axes.labelsize': 8, 'xtick.labelsize': 7, 'ytick.labelsize': 7,
+            'legend.fontsize': 7, 'figure.titlesize': 9,
+            'lines.linewidth': 1.0, 'lines.markersize': 4,
+            'pdf.fonttype': 42, 'ps.fonttype': 42, 'svg.fonttype': 'none'}
+# serif faces tried in this order; DejaVu Serif ships with matplotlib
+PAPER_SERIF = ('Times New Roman', 'Nimbus Roman', 'TeX Gyre Termes',
+               'Liberation Serif', 'DejaVu Serif')
+_paper = False             # inside style('paper'): figure() sizes for it
+
+
+@contextlib.contextmanager
+def style(name=None):
+    """Figures made and saved inside are drawn in ``name``'s style
+    (None or 'default': as on the page; 'paper': PAPER_RC, sized by
+    :func:`figure` for a column). A ConfigError for another name."""
+    global _paper
+    from matplotlib import font_manager, rc_context
+    if name not in (None,) + STYLES:
+        raise ConfigError('--style must be one of %s, got %r'
+                          % (', '.join(STYLES), name))
+    if name != 'paper':
+        yield
+        return
+    have = {f.name for f in font_manager.fontManager.ttflist}
+    # only faces this machine has: a missing one is a warning per figure
+    serif = [f for f in PAPER_SERIF if f in have] or ['DejaVu Serif']
+    with rc_context(dict(PAPER_RC, **{'font.serif': serif})):
+        _paper = True
+        try:
+            yield
+        finally:
+            _paper = False
+
+
 def figure(width, height):
     """A figure without pyplot (nothing to close; freed with its last
-    reference), constrained layout."""
+    reference), constrained layout; in the paper style scaled, its shape
+    kept, to a column's width (a wide one to the text's)."""
+    if _paper:
+        scale = (PAPER_COLUMN_IN if width <= PAPER_WIDE
+                 else PAPER_TEXT_IN) / width
+        width, height = width * scale, max(1.6, height * scale)
     fig = Figure(figsize=(width, height), layout='constrained')
     FigureCanvasAgg(fig)        # fig.canvas.draw() works without pyplot
     return fig

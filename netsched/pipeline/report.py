@@ -35,14 +35,22 @@ def kind(path):
 
 
 def write(path, baseline=None, fmt=None, figdir='figures', run=None,
-          files=None, notes=None, figures=True):
+          files=None, notes=None, figures=True, style=None):
     """Write ``path/report.html``; returns its path. ``fmt``: also write
     each figure to ``path/<figdir>/`` in that format (their paths are
     appended to ``files``). ``run``: a run's (metrics, summary) already
     in hand (run.execute), not read again. ``notes``: a list that gets a
     line per run the page shows that did not finish (INCOMPLETE ...).
     ``figures`` False: the page's tables only, nothing drawn (a sweep's
-    --no-figures)."""
+    --no-figures). ``style``: 'paper' draws every figure for a paper's
+    column (plots.style)."""
+    from . import plots
+    with plots.style(style):
+        return _write(path, baseline, fmt, figdir, run, files, notes,
+                      figures)
+
+
+def _write(path, baseline, fmt, figdir, run, files, notes, figures):
     if not os.path.isdir(path):
         raise ConfigError('%s: no such folder' % path)
     if fmt is not None and fmt not in FORMATS:

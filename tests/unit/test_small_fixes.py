@@ -187,3 +187,42 @@ def test_sweep_dry_run_no_figures_and_labels(tiny, tmp_path, capsys):
         '  skip %s' % os.path.join(out, 'sim-mine-s1'),
         '  run  %s' % os.path.join(out, 'sim-sebf-s1')]
     assert sorted(os.listdir(out)) == listed
+
+
+def test_paper_style_sizes_for_a_column_and_embeds_truetype(tmp_path):
+    from netsched.pipeline import plots
+    with plots.style('paper'):
+        fig = plots.figure(5, 4)
+        wide = plots.figure(14, 4)
+        ax = fig.add_subplot()
+        ax.plot([1, 2], [1, 2])
+        ax.set_xlabel('link rate (Gbit/s)')
+        path = plots.save(fig, str(tmp_path), 'f', 'pdf')
+    assert tuple(fig.get_size_inches()) == pytest.approx((3.3, 2.64))
+    assert wide.get_size_inches()[0] == pytest.approx(7.0)
+    assert plots.figure(5, 4).get_size_inches()[0] == 5     # outside: as was
+    with open(path, 'rb') as f:
+        pdf = f.read()
+    # TrueType embedded (pdf.fonttype 42), no Type 3 font, and a serif face
+    assert b'/FontFile2' in pdf and b'/Type3' not in pdf
+    assert b'Serif' in pdf or b'Roman' in pdf or b'Termes' in pdf
+    with pytest.raises(ConfigError, match='--style must be one of'):
+        with plots.style('poster'):
+            pass
+
+
+def test_report_style_paper_from_the_command_line(tmp_path, capsys):
+    from netsched import cli
+    (tmp_path / 'exp.yaml').write_text(TINY)
+    run = str(tmp_path / 'run')
+    assert cli.main(['run', str(tmp_path / 'exp.yaml'), '--out', run,
+                     '--no-figures']) == 0
+    assert cli.main(['report', run, '--style', 'paper', '--format',
+                     'pdf']) == 0
+    pdfs = os.listdir(os.path.join(run, 'figures'))
+    assert 'jct.pdf' in pdfs
+    with open(os.path.join(run, 'figures', 'jct.pdf'), 'rb') as f:
+        pdf = f.read()
+    assert b'/FontFile2' in pdf and b'/Type3' not in pdf
+    with pytest.raises(SystemExit):
+        cli.main(['report', run, '--style', 'poster'])
