@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
 	bench-circuits bench-sensitivity bench-sweep bench-reference \
-	bench-soak bench-ns3 reproduce reproduce-sim clean
+	bench-soak bench-ns3 reproduce reproduce-sim hero clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -31,6 +31,18 @@ reproduce: setup
 reproduce-sim: setup
 	$(VENV)/bin/netsched reproduce experiments/reproduce/study.yaml \
 		--backend sim --out results/reproduce
+
+# The README's figure (docs/img/fair-vs-sebf-cdf.png): the quick start's
+# sweep, simulator only (no root; ~1 min on two cores), re-run from
+# scratch and drawn as a user's report draws it. Needs .venv (make setup,
+# or a venv with `pip install .`).
+HERO := results/hero
+hero:
+	$(VENV)/bin/netsched sweep experiments/demo.yaml --backend sim \
+		--policies fair,sebf --seeds 1-3 --force --no-report --no-figures \
+		--out $(HERO)
+	$(VENV)/bin/netsched report $(HERO) --format png
+	cp $(HERO)/figures/cdf_sim.png docs/img/fair-vs-sebf-cdf.png
 
 # the fast unit run: tests marked slow (minutes each) are left to `make test`
 unit: setup

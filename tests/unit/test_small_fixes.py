@@ -226,3 +226,28 @@ def test_report_style_paper_from_the_command_line(tmp_path, capsys):
     assert b'/FontFile2' in pdf and b'/Type3' not in pdf
     with pytest.raises(SystemExit):
         cli.main(['report', run, '--style', 'poster'])
+
+
+def test_make_hero_is_the_quick_starts_sweep_on_the_simulator(capsys):
+    """The README's figure comes from `make hero`: its sweep runs on the
+    simulator only, and is checked here by a dry run of the same
+    command."""
+    import shlex
+    from netsched import cli
+    r = subprocess.run(['make', '-n', 'hero'], capture_output=True,
+                       text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.replace('\\\n', ' ').splitlines()
+    sweep_line = next(ln for ln in lines if ' sweep ' in ln)
+    argv = shlex.split(sweep_line)[1:]
+    assert argv[argv.index('--backend') + 1] == 'sim'
+    assert lines[-1].split()[-1] == 'docs/img/fair-vs-sebf-cdf.png'
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        assert 'docs/img/fair-vs-sebf-cdf.png' in f.read()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        assert cli.main(argv + ['--dry-run']) == 0
+    finally:
+        os.chdir(cwd)
+    assert 'dry run: 6 runs' in capsys.readouterr().out
