@@ -121,6 +121,8 @@ class Demand:
         self.job_meta = {}            # job -> what its agents registered
         self.views = {}               # job -> JobView, while it runs
         self.first_sends = {}         # job -> its first iteration's sends
+        self.iteration_coflows = {}   # (job, iteration) -> its coflows
+        self.iter_of = {}             # coflow -> its iteration
         self.carrying = {}            # coflow -> connections carrying it
         self.on_conn = {}             # (conn, coflow) -> sends not received
         self.head = {}                # conn -> the send it started last
@@ -160,6 +162,11 @@ class Demand:
             self.left[t.coflow] = self.left.get(t.coflow, 0) + 1
             self.senders.setdefault(t.coflow, set()).add(host)
             self.job_of[t.coflow] = t.job
+            # a collective job has many coflows an iteration: the view
+            # ends with the last of its last iteration's (end_coflow)
+            self.iteration_coflows.setdefault((t.job, t.iter),
+                                              set()).add(t.coflow)
+            self.iter_of[t.coflow] = t.iter
             k = (t.conn, t.coflow)
             self.on_conn[k] = self.on_conn.get(k, 0) + 1
             if t.iter == 0:
@@ -346,7 +353,9 @@ class Demand:
             self.conns[key].coflow = None
         job = self.job_of.get(coflow)
         v = self.views.get(job)
-        if v is not None and coflow == '%s/%d' % (job, v.iterations - 1):
+        it = self.iter_of.get(coflow)
+        if v is not None and it == v.iterations - 1 and not any(
+                self.left.get(c) for c in self.iteration_coflows[(job, it)]):
             del self.views[job]
 
     def snapshot(self, now, queues, clairvoyant):

@@ -132,6 +132,13 @@ class PlanDriver:
         for t in tasks:
             if t.kind == 'send' and t.iter == 0:
                 self.first_sends.setdefault(t.job, []).append(t)
+        # job -> the coflows of its last planned iteration not yet ended
+        # (a collective job has many; the last one takes it out of view)
+        self.last_coflows = {}
+        for t in tasks:
+            if t.kind == 'send' and t.job is not None and \
+                    t.iter == plan.jobs[t.job].iterations - 1:
+                self.last_coflows.setdefault(t.job, set()).add(t.coflow)
         self.open_coflows = set()
         self.ready_at = {}              # send -> when it became ready
         # host senders (send_order prophet or bytescheduler): a sender
@@ -321,7 +328,11 @@ class PlanDriver:
 
     def _job_arrives(self, job):
         """A job is in the policy's view from its first coflow's arrival
-        until its last planned coflow ends (as the controller sees it)."""
+        until its last planned coflow ends (as the controller sees it):
+        once, at the first of its first iteration's coflows (a collective
+        job has many)."""
+        if job in self.jobs:
+            return
         jp = self.plan.jobs[job]
         first = self.first_sends.get(job, [])
         load = self.eng.net.link_bytes([self._path(t) for t in first],
@@ -459,9 +470,11 @@ class PlanDriver:
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:
                 eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
-                if t.job is not None and \
-                        t.iter == self.plan.jobs[t.job].iterations - 1:
-                    self.jobs.pop(t.job, None)     # its last coflow
+                last = self.last_coflows.get(t.job)
+                if last is not None and t.coflow in last:
+                    last.discard(t.coflow)
+                    if not last:
+                        self.jobs.pop(t.job, None)     # its last coflow
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
             eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,

@@ -218,3 +218,16 @@ def test_a_host_waits_only_for_what_it_observes(tmp_path, job):
         if t.kind == 'send':
             total[t.coflow] = total.get(t.coflow, 0) + t.bytes
     assert total == pytest.approx(plan.coflow_bytes)
+
+
+def test_a_collective_job_is_in_view_until_its_last_coflow(tmp_path):
+    # the policy's view of a job opens at its first coflow and closes at
+    # the last of its last iteration's many coflows, not at the first
+    from netsched.sim.drivers import PlanDriver
+    exp = exp_of(tmp_path, {'model': 'gpt2', 'workers': 4,
+                            'collective': 'ring', 'iterations': 2})
+    plan = taskgraph.build(exp)
+    last = {t.coflow for t in plan.tasks
+            if t.kind == 'send' and t.iter == 1}
+    assert len(last) > 1
+    assert PlanDriver(plan).last_coflows == {'j': last}
