@@ -4,16 +4,17 @@ against the plan, the controller's time to apply its decisions, and
 TCP's losses. netsched.pipeline.verdict judges them.
 
 A probe's *excess* is its one-way delay beyond what the emulated links
-allow it: on every hop, its own serialisation and the one packet that
-may be on the wire ahead of it (its class is above every scheduling
-class). What is left is time the userspace datapath or the kernel held
+allow it: on every hop, its own serialisation and the burst the link's
+token bucket may send ahead of it (its class is above every scheduling
+class, so nothing else waits ahead of it). What is left is time the userspace datapath or the kernel held
 it, which the emulated hardware would not have.
 """
 import numpy as np
 
 from .. import routing
 from .. import topology as topo
-from ..qos import ETH_HEADER, PROBE_PORT
+from ..qos import PROBE_PORT
+from .tc import burst_bytes
 
 PROBE_INTERVAL_S = 0.05
 PROBE_FRAME = 60                # bytes on the wire: the minimum frame
@@ -35,7 +36,7 @@ def allowance_s(g, src, dst, rate_bps, mtu):
     the emulated links (its path by the router's hash)."""
     ft = routing.FiveTuple(g.nodes[src]['ip'], g.nodes[dst]['ip'],
                            routing.UDP, PROBE_PORT, PROBE_PORT)
-    return sum((PROBE_FRAME + mtu + ETH_HEADER) * 8.0 / rate_bps(u, v)
+    return sum((PROBE_FRAME + burst_bytes(mtu)) * 8.0 / rate_bps(u, v)
                for u, v in routing.path_links(g, ft))
 
 

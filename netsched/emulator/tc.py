@@ -26,6 +26,12 @@ from ..qos import ETH_HEADER, PROBE_PORT, check_buckets
 PROBE_CLASS = '1:9'
 
 
+def burst_bytes(mtu):
+    """The most a link's htb tree sends back to back above its rate: what
+    the emulated link itself may put ahead of a packet."""
+    return max(15000, 2 * (mtu + ETH_HEADER))
+
+
 def probe_rate_bps(rate_bps):
     """The probes' guaranteed rate on a link: enough for every host's
     probes crossing it at once, a small part of the link."""
@@ -46,7 +52,7 @@ def tc_batch(dev, rate_bps, q, mtu, queue_packets, buckets=0,
     check_buckets(buckets)
     rate = '%dbit' % int(rate_bps)
     quantum = mtu + ETH_HEADER
-    burst = max(15000, 2 * quantum)
+    burst = burst_bytes(mtu)
     # no usable guaranteed rate (module docstring; htb takes 8 bit/s at
     # least), but for a single class, which has the link to itself
     least, lburst = '8bit', 1

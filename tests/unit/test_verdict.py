@@ -82,7 +82,7 @@ def test_missing_figures_are_not_causes():
     assert v['verdict'] == 'faithful'
 
 
-def test_allowance_is_serialisation_plus_one_packet_per_hop():
+def test_allowance_is_serialisation_plus_the_links_burst_per_hop():
     g = topo.build('fattree', 4)
     rate = lambda u, v: 20e6     # noqa: E731
     src, dst = 'h0_0_0', 'h1_0_0'         # across pods: 6 hops
@@ -91,7 +91,8 @@ def test_allowance_is_serialisation_plus_one_packet_per_hop():
                            monitor.PROBE_PORT)
     hops = len(routing.path_links(g, ft))
     assert hops == 6
-    want = 6 * (60 + 9000 + 14) * 8 / 20e6
+    # the htb trees' burst: two jumbo frames (emulator.tc)
+    want = 6 * (60 + 2 * (9000 + 14)) * 8 / 20e6
     assert monitor.allowance_s(g, src, dst, rate, 9000) == \
         pytest.approx(want)
 
