@@ -755,7 +755,10 @@ class Conn : public SimpleRefCount<Conn>
             uint64_t n = std::min<uint64_t>({it.left, room, m_chunk});
             if (it.rate > 0)
             {
-                if (m_nextAt > now + 1e-12)
+                // within a tick of now counts as now: the clock moves in
+                // nanoseconds, and a wake-up rounded to zero delay would
+                // find the same time again, for ever
+                if (m_nextAt > now + 1e-9)
                 {
                     Wake(m_nextAt);
                     return;
@@ -784,7 +787,8 @@ class Conn : public SimpleRefCount<Conn>
         {
             return;
         }
-        m_wake = Simulator::Schedule(Seconds(at - Simulator::Now().GetSeconds()),
+        Time d = Seconds(at - Simulator::Now().GetSeconds());
+        m_wake = Simulator::Schedule(std::max(d, NanoSeconds(1)),
                                      &Conn::Pump,
                                      Ptr<Conn>(this));
     }
