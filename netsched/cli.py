@@ -405,7 +405,8 @@ def _interrupt(signum, frame):
 
 def cmd_check(a):
     """Validate an experiment without running it (no root needed)."""
-    from .pipeline import bounds, run
+    from .pipeline import run
+    from .workload import bounds
     exp = _experiment(a)
     # everything that can fail, before a word is printed; the size first,
     # so that a run too big to plan is not planned
@@ -540,7 +541,8 @@ def cmd_demo(a):
 
 def cmd_run(a):
     """Run an experiment on the chosen backend and report."""
-    from .pipeline import bounds, run
+    from .pipeline import run
+    from .workload import bounds
     exp = _experiment(a)
     out = a.out or run.default_out(exp)
     run.check_out(out, getattr(a, 'force', False), own='run')

@@ -22,7 +22,8 @@ from .. import ROOT, qos
 from ..spec import did_you_mean
 from .. import topology as topo
 from ..errors import ConfigError, TopologyError, read_text, yaml_loader
-from . import bounds, knobs
+from . import knobs
+from ..workload import bounds
 from .knobs import Knobs
 
 BACKENDS = ('emu', 'sim', 'ns3')
@@ -194,7 +195,7 @@ class Experiment:
     completion_tolerance: float = 1e-3
     timeout_s: float = None
     # the run's limits on events and event-log size (None: derived,
-    # pipeline.bounds.limits)
+    # workload.bounds.limits)
     max_events: int = None
     max_log_mb: float = None
     # a hybrid fabric's circuit scheduler: (name, {parameter: value})

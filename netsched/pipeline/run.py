@@ -245,7 +245,7 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
     if exp.timeout_s is None and exp.backend != 'sim':
         # every caller's run is bounded, crosscheck's and reproduce's as
         # `netsched run`'s (the simulator derives its limits itself)
-        from . import bounds
+        from ..workload import bounds
         exp, _ = bounds.bounded(exp, out_dir=out_dir)
     out_dir = out_dir or default_out(exp)
     if os.path.isdir(out_dir):         # --force: the run before goes

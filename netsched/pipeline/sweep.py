@@ -31,7 +31,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from . import bounds, metrics
+from . import metrics
+from ..workload import bounds
 from ..errors import ConfigError
 from . import overrides
 from .paths import safe_name

@@ -43,7 +43,7 @@ class Clock:
     """The timers a workload driver sets (``at``, ``background``) and
     their firing, shared by the engines that drive the plan (this one and
     the ns-3 backend's), and the run's limits (``limits``: a
-    pipeline.bounds.Limits, or None) that :meth:`limit_reached` checks."""
+    workload.bounds.Limits, or None) that :meth:`limit_reached` checks."""
 
     # the event log's size is read from the file every this many events
     # (a stat call; the log's buffer is a few kB)

@@ -7,7 +7,7 @@ import time
 
 from .drivers import PlanDriver, Together, TraceDriver
 from .. import fluid, policies
-from ..pipeline import bounds
+from ..workload import bounds
 from .. import topology as topo
 from ..events import EventLog
 from ..workload import taskgraph, trace

@@ -40,7 +40,7 @@ from .. import topology as topo
 from ..errors import ConfigError
 
 KINDS = ('link', 'switch', 'agent', 'controller')
-# the latest time the simulator's clock holds (pipeline.bounds)
+# the latest time the simulator's clock holds (workload.bounds)
 MAX_TIME_S = 1e8
 
 

@@ -21,7 +21,7 @@ MAX_PORTS = 2 ** 20
 # a coflow's flows at most (mappers x reducers): a 30 KB line of 3,000
 # mappers and 3,000 reducers is 9 million flows, gigabytes once expanded
 MAX_COFLOW_FLOWS = 2 ** 20
-# the latest arrival (s) the simulator's clock holds (pipeline.bounds)
+# the latest arrival (s) the simulator's clock holds (workload.bounds)
 MAX_ARRIVAL_S = 1e8
 
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from netsched import cli
 from netsched.errors import NetschedError
-from netsched.pipeline import bounds, experiment, run
+from netsched.pipeline import experiment, run
+from netsched.workload import bounds
 from netsched.sim import runner
 from tests.unit.fuzzing import EXAMPLES, fuzz, mangled, mutated
 from tests.unit.test_fuzz_experiment import SMALL, WHERE

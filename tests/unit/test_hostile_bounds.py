@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from netsched import cli
-from netsched.pipeline import bounds, experiment, sweep
+from netsched.pipeline import experiment, sweep
+from netsched.workload import bounds
 from netsched.workload import trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -198,7 +198,7 @@ def _job_counts(spec, model, iterations, partitions='equal'):
     worker's forward and backward pass per layer, a mark per worker, and
     the sends of its pattern (ring: 2(N-1) steps of every worker per
     bucket; ps: a push and a pull per worker and piece)."""
-    from ..workload import taskgraph
+    from . import taskgraph
     n = spec.workers
     layers = len(model.layers)
     if spec.pattern == 'ps':
@@ -226,7 +226,7 @@ def _job_counts(spec, model, iterations, partitions='equal'):
 
 
 def _comm_s(spec, model, link_bps):
-    from ..workload import taskgraph
+    from . import taskgraph
     if spec.pattern not in ('ring', 'ps'):
         return 2.0 * model.bytes * 8 / link_bps
     return taskgraph.analytical_comm_s(model, spec.pattern, spec.workers,
@@ -237,7 +237,7 @@ def _comm_s(spec, model, link_bps):
 def _jobs(exp, est):
     """Count the jobs and tuning groups into ``est``; a ConfigError where
     one job's ideal time is past the clock's range (its key named)."""
-    from ..workload import models
+    from . import models
     where = exp.path or exp.name
     arrivals = 0.0
     specs = [(i, 'jobs[%d]' % i, j, j.iterations)
@@ -281,7 +281,7 @@ def _jobs(exp, est):
 def _trace(exp, est, loaded=None):
     """Count the trace into ``est`` (every mapper-reducer pair a flow, the
     bytes over one host link)."""
-    from ..workload import trace
+    from . import trace
     if loaded is None:
         loaded = trace.load(exp.trace)
     _, cofs = loaded
