@@ -232,6 +232,7 @@ def _sweep(path, baseline=None, figures=True):
         figs += sweep_plots.cdfs(path, ok, policies, axes, title)
         figs += sweep_plots.lines(ok, policies, shown[:2], axes, title)
         figs += sweep_plots.backends(ok, policies, primary, axes, title)
+    degraded = _degraded(path, rows)
     cols = ['run', 'backend', 'policy', 'seed'] + axes + ['status'] + \
         metrics + ['wall_s', 'error']
     return {
@@ -252,8 +253,26 @@ def _sweep(path, baseline=None, figures=True):
             path, r['run'], 'report.html'))) for r in rows],
         'unfinished': [r['run'] for r in rows if r.get('incomplete')],
         'notes': ['INCOMPLETE run %s: %s' % (r['run'], r['incomplete'])
-                  for r in rows if r.get('incomplete')],
+                  for r in rows if r.get('incomplete')]
+        + ['DEGRADED run %s: %s' % kv for kv in degraded.items()],
+        'degraded': degraded,
         'figures': figs}
+
+
+def _degraded(path, rows):
+    """{run: its causes} of the emulated runs whose fidelity verdict is
+    degraded (runs.csv's ``fidelity``; the causes from summary.json)."""
+    out = {}
+    for r in rows:
+        if r.get('fidelity') != 'degraded':
+            continue
+        try:
+            with open(os.path.join(path, r['run'], 'summary.json')) as f:
+                causes = (json.load(f).get('fidelity') or {}).get('causes')
+        except (OSError, ValueError):
+            causes = None
+        out[r['run']] = '; '.join(causes or ['(summary.json unreadable)'])
+    return out
 
 
 def _unfinished(path, rows, labels=None):

@@ -531,6 +531,9 @@ def headline(summary):
     out = {m: tot.get(m) for m in HEADLINE}
     out['jobs_done'] = tot.get('jobs_done')
     out['coflows_done'] = tot.get('coflows_done')
+    # an emulated run's own verdict (pipeline.verdict): a degraded one is
+    # named on the sweep's page
+    out['fidelity'] = (summary.get('fidelity') or {}).get('verdict')
     for j, rec in sorted(summary.get('jobs', {}).items()):
         out['jct_s[%s]' % j] = rec.get('jct_s')
         out['iter_mean_s[%s]' % j] = rec.get('iteration_time_s', {}) \
@@ -543,7 +546,8 @@ class Table:
     change, columns in first-seen order."""
 
     FIRST = ('run', 'backend', 'policy', 'seed')
-    LAST = ('status', 'error', 'wall_s', 'jobs_done', 'coflows_done') + \
+    LAST = ('status', 'error', 'wall_s', 'jobs_done', 'coflows_done',
+            'fidelity') + \
         HEADLINE + ('commit', 'out')
 
     def __init__(self, path, axes=()):

@@ -162,3 +162,23 @@ def _free_udp_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def test_a_sweep_names_its_degraded_runs(tmp_path):
+    """runs.csv's fidelity column marks a degraded emulated run; the
+    sweep page names it with the causes from its summary."""
+    import json
+    from netsched.pipeline import report, sweep
+    s = {'totals': {}, 'jobs': {}, 'fidelity': {
+        'verdict': 'degraded', 'causes': ['datapath: probes held 9 ms']}}
+    assert sweep.headline(s)['fidelity'] == 'degraded'
+    assert 'fidelity' in sweep.Table.LAST
+    (tmp_path / 'emu-a').mkdir()
+    (tmp_path / 'emu-a' / 'summary.json').write_text(json.dumps(s))
+    rows = [{'run': 'emu-a', 'fidelity': 'degraded'},
+            {'run': 'emu-b', 'fidelity': 'faithful'},
+            {'run': 'sim-a', 'fidelity': ''},
+            {'run': 'emu-c', 'fidelity': 'degraded'}]
+    assert report._degraded(str(tmp_path), rows) == {
+        'emu-a': 'datapath: probes held 9 ms',
+        'emu-c': '(summary.json unreadable)'}
