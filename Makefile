@@ -71,8 +71,9 @@ bench-sim: setup
 	    $(if $(COFLOWSIM),--coflowsim $(COFLOWSIM),--reps 3)
 	$(PY) benchmarks/sim_bench.py --scale 8,16,24,32
 
+# AGAINST=REV runs an older commit's benchmark first and prints the ratios
 bench-controller: setup
-	$(PY) benchmarks/controller_bench.py
+	$(PY) benchmarks/controller_bench.py $(if $(AGAINST),--against $(AGAINST))
 
 bench-fidelity: setup
 	$(PY) benchmarks/fidelity_bench.py

@@ -160,7 +160,12 @@ def main():
     ap.add_argument('--reps', type=int, default=3)
     ap.add_argument('--gap-ms', type=float, default=0.5,
                     help='time between two reports (default 0.5)')
+    ap.add_argument('--against', metavar='REV',
+                    help='first run this benchmark of an older commit (a '
+                    'git worktree of REV, removed after), then this one, '
+                    'and print the ratios of their p95s')
     a = ap.parse_args()
+    old = against(a.against, a) if a.against else None
     os.makedirs(os.path.join(ROOT, 'results'), exist_ok=True)
     out_path = os.path.join(ROOT, 'results', 'bench-controller.json')
     results = {'started': time.strftime('%Y-%m-%d %H:%M:%S'), 'runs': []}
@@ -211,6 +216,47 @@ def main():
                         '%s %s/%s' % (k, _f(v['p50']), _f(v['p95']))
                         for k, v in row['stages_ms'].items()), flush=True)
     print('figures: %s' % out_path)
+    if old is not None:
+        ratios(old, results['runs'], a.against)
+
+
+def against(rev, a):
+    """The runs of this benchmark at commit ``rev`` (its own script, in
+    a temporary worktree, with the same jobs, policies and reps)."""
+    import subprocess
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix='netsched-bench-')
+    wt = os.path.join(tmp, 'tree')
+    subprocess.run(['git', '-C', ROOT, 'worktree', 'add', '--detach', wt,
+                    rev], check=True, capture_output=True)
+    try:
+        print('== commit %s ==' % rev, flush=True)
+        subprocess.run([sys.executable, os.path.join(
+            wt, 'benchmarks', 'controller_bench.py'), '--jobs', a.jobs,
+            '--policies', a.policies, '--reps', str(a.reps)], cwd=wt,
+            env=dict(os.environ, PYTHONPATH=wt), check=True)
+        with open(os.path.join(wt, 'results', 'bench-controller.json')) as f:
+            runs = json.load(f)['runs']
+    finally:
+        subprocess.run(['git', '-C', ROOT, 'worktree', 'remove', '--force',
+                        wt], capture_output=True)
+    print('== this tree ==', flush=True)
+    return runs
+
+
+def ratios(old, new, rev):
+    """This tree's p95 of 'applied' over the older commit's, per policy
+    and job count (the mean over reps of each)."""
+    def mean(runs, pol, jobs):
+        xs = [r['applied_ms_p95'] for r in runs if r['policy'] == pol
+              and r['jobs'] == jobs and r['applied_ms_p95'] is not None]
+        return sum(xs) / len(xs) if xs else None
+    print('p95 of applied, this tree against %s:' % rev)
+    for pol, jobs in sorted({(r['policy'], r['jobs']) for r in new}):
+        a, b = mean(old, pol, jobs), mean(new, pol, jobs)
+        print('  %-8s %4d jobs: %s -> %s ms (x%s)' % (
+            pol, jobs, _f(a), _f(b),
+            '-' if not a or b is None else '%.2f' % (b / a)))
 
 
 if __name__ == '__main__':
