@@ -446,9 +446,12 @@ def _free_bytes(out_dir):
             return None
         path = parent
     try:
-        return shutil.disk_usage(path).free
+        u = shutil.disk_usage(path)
     except OSError:
         return None
+    # no size at all (/proc, /sys): not a disk; the --out rule says what
+    # is wrong with the folder
+    return u.free if u.total else None
 
 
 
