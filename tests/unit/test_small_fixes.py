@@ -234,8 +234,9 @@ def test_make_hero_is_the_quick_starts_sweep_on_the_simulator(capsys):
     command."""
     import shlex
     from netsched import cli
-    r = subprocess.run(['make', '-n', 'hero'], capture_output=True,
-                       text=True, cwd=ROOT, timeout=60)
+    # under `make test` a sub-make would print the directory it enters
+    r = subprocess.run(['make', '--no-print-directory', '-n', 'hero'],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.replace('\\\n', ' ').splitlines()
     sweep_line = next(ln for ln in lines if ' sweep ' in ln)
