@@ -291,10 +291,10 @@ def build(name, *args, **kwargs):
         raise TopologyError('%s: %s' % (name, e)) from None
 
 
-def parse_spec(spec, link_bps=None):
-    """'fattree,4' or 'leafspine,2,2,4' (Mininet's --topo syntax) ->
-    graph. Integer arguments only; keyword form k=v is accepted too.
-    ``link_bps``: the hosts' link rate, unless the spec gives one."""
+def split_spec(spec):
+    """'fattree,4' or 'leafspine,2,2,4,link_bps=1e9' -> (name, [args],
+    {keyword: value}), numbers as int where they are integers; a
+    TopologyError for an empty spec or an argument that is no number."""
     parts = [p.strip() for p in str(spec).split(',') if p.strip()]
     if not parts:
         raise TopologyError('empty topology spec')
@@ -313,9 +313,17 @@ def parse_spec(spec, link_bps=None):
             kwargs[key] = num
         else:
             args.append(num)
+    return parts[0], args, kwargs
+
+
+def parse_spec(spec, link_bps=None):
+    """'fattree,4' or 'leafspine,2,2,4' (Mininet's --topo syntax) ->
+    graph. Integer arguments only; keyword form k=v is accepted too.
+    ``link_bps``: the hosts' link rate, unless the spec gives one."""
+    name, args, kwargs = split_spec(spec)
     if link_bps is not None:
         kwargs.setdefault('link_bps', link_bps)
-    return build(parts[0], *args, **kwargs)
+    return build(name, *args, **kwargs)
 
 
 # --- queries -------------------------------------------------------------

@@ -17,6 +17,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
+from .. import topology as topo
 from ..errors import ConfigError
 
 # the simulator's clock resolves a microsecond (sim.engine: half of
@@ -74,19 +75,10 @@ def _ints(spec):
     """The numbers of a topology spec ``name,a,b,k=v``: (name, [positional],
     {keyword}); None for what is not a number (topology.parse_spec says
     what is wrong with it)."""
-    parts = [p.strip() for p in str(spec).split(',') if p.strip()]
-    args, kw = [], {}
-    for p in parts[1:]:
-        key, _, val = p.rpartition('=')
-        try:
-            num = float(val)
-        except ValueError:
-            return None
-        if key:
-            kw[key] = num
-        else:
-            args.append(num)
-    return (parts[0] if parts else ''), args, kw
+    try:
+        return topo.split_spec(spec)
+    except topo.TopologyError:
+        return None
 
 
 def topology_hosts(spec):
@@ -104,11 +96,14 @@ def topology_hosts(spec):
     if names is None:
         return None
     vals = list(a) + [kw.get(n) for n in names[len(a):]]
-    if len(vals) < len(names) or any(
-            not isinstance(v, float) or not math.isfinite(v) or v < 0
-            for v in vals[:len(names)]):
+    if len(vals) < len(names) or any(v is None for v in vals):
         return None
-    v = vals
+    try:
+        v = [float(x) for x in vals[:len(names)]]
+    except OverflowError:             # an integer past every float
+        return float('inf')
+    if any(not math.isfinite(x) or x < 0 for x in v):
+        return None
     if name == 'fattree':
         return v[0] ** 3 / 4
     if name == 'leafspine':
@@ -124,7 +119,7 @@ def check_topology(spec, where):
     """A ConfigError for a topology too big to build here, naming it."""
     n = topology_hosts(spec)
     if n is not None and n > MAX_HOSTS:
-        raise ConfigError('%s: topology: %s has %d hosts; at most %d here '
+        raise ConfigError('%s: topology: %s has %.0f hosts; at most %d here '
                           '(fattree,64) - it would take gigabytes before '
                           'the run starts' % (where, spec, n, MAX_HOSTS))
 

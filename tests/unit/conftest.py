@@ -5,10 +5,18 @@ import sys
 
 import pytest
 
-from tests.unit.tiny import TINY_RANDOM
+from tests.unit.tiny import TINY, TINY_RANDOM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope='module')
+def tiny(tmp_path_factory):
+    """The tiny experiment (tests.unit.tiny.TINY) as a file."""
+    p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
+    p.write_text(TINY)
+    return str(p)
 
 
 @pytest.fixture(scope='session')

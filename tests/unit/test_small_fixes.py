@@ -18,13 +18,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
-@pytest.fixture(scope='module')
-def tiny(tmp_path_factory):
-    p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
-    p.write_text(TINY)
-    return str(p)
-
-
 def _netsched(*args):
     return subprocess.run([sys.executable, '-m', 'netsched'] + list(args),
                           capture_output=True, text=True, cwd=ROOT,

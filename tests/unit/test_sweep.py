@@ -13,17 +13,10 @@ import pytest
 
 from netsched.errors import ConfigError
 from netsched.pipeline import sweep
-from tests.unit.tiny import TINY, interrupt_when
+from tests.unit.tiny import interrupt_when
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-
-
-@pytest.fixture(scope='module')
-def tiny(tmp_path_factory):
-    p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
-    p.write_text(TINY)
-    return str(p)
 
 
 def _sweep(*args, env=None):
