@@ -173,7 +173,7 @@ def _stages(out, t_in, t_done, marks):
     marks = marks or {}
     step, sent = marks.get('step'), marks.get('sent')
     core_done = None if step is None else step + out.core_ms / 1e3
-    return {'report': _ms(getattr(out, 'reported', None), t_in),
+    return {'report': _ms(out.reported, t_in),
             'wait': _ms(t_in, step), 'core': round(out.core_ms, 3),
             'send': _ms(core_done, sent), 'barrier': _ms(sent, t_done)}
 

@@ -9,6 +9,8 @@ token bucket may send ahead of it (its class is above every scheduling
 class, so nothing else waits ahead of it). What is left is time the userspace datapath or the kernel held
 it, which the emulated hardware would not have.
 """
+import statistics
+
 import numpy as np
 
 from .. import routing
@@ -57,14 +59,10 @@ def ideal_scale(g, plan):
 
     def rate(h):
         return max(d['capacity_bps'] for _, _, d in g.edges(h, data=True))
-    times = sorted(max(max(b * 8.0 / rate(h) for h, b in out[c].items()),
-                       max(b * 8.0 / rate(h) for h, b in inn[c].items()))
-                   for c in out)
-    if not times:
-        return None
-    n = len(times)
-    return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] +
-                                              times[n // 2])
+    times = [max(max(b * 8.0 / rate(h) for h, b in out[c].items()),
+                 max(b * 8.0 / rate(h) for h, b in inn[c].items()))
+             for c in out]
+    return statistics.median(times) if times else None
 
 
 def _quantiles(xs, qs=(50, 99)):

@@ -10,6 +10,7 @@ one. A run is degraded when any
 of them passes its limit; the limits are calibrated on the fidelity
 suite against the simulator (docs/fidelity.md, "The verdict").
 """
+import statistics
 
 # the most each lag may be, as a fraction of the time scale (time_scale),
 # for a run to count as faithful (docs/fidelity.md, "The verdict")
@@ -26,11 +27,8 @@ FAITHFUL, DEGRADED = 'faithful', 'degraded'
 
 
 def _median(xs):
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
 
 
 def time_scale(summary, figures=None):
