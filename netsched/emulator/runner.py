@@ -395,8 +395,11 @@ class Coordinator:
             return
         jp = self.plan.jobs[t.job]
         self.marks_done += 1
+        spans = m.get('compute')
         self.log.write(m['t'] - self.t0, 'iter', job=t.job, worker=t.worker,
-                       iter=t.iter, loss=t.loss)
+                       iter=t.iter, loss=t.loss, host=h,
+                       compute=[[round(a - self.t0, 9), round(b - self.t0, 9)]
+                                for a, b in spans] if spans else None)
         k = (t.job, t.iter)
         self.marks_left[k] -= 1
         if self.marks_left[k] == 0 and t.iter == jp.iterations - 1:

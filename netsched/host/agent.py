@@ -65,6 +65,7 @@ import threading
 import time
 
 from . import prophet
+from .compute import ComputeSpans
 from .probes import Probes
 from .shifts import gate
 from .transport import Transport, tcp_timeouts
@@ -364,6 +365,7 @@ class Agent:
         self.rate = {}                 # task id -> emulated bytes/s
         self.shifts = {}               # job -> (shift, period, tol, max wait)
         self.aligned = set()           # jobs started on their grid here
+        self.compute = ComputeSpans()  # for the iteration marks
         # a dependency is a local task, a transfer received here, or a
         # barrier the coordinator releases; each completes exactly once
         self.pending, self.dependents = {}, {}
@@ -433,6 +435,8 @@ class Agent:
             if task['label'] == 'F0' and task['iter'] == 0:
                 self.tell(op='job_start', job=task['job'], t=ready)
             start = self._iteration_start(task, ready)
+            self.compute.add((task['job'], task['iter']), start,
+                             start + task['dur'])
             heapq.heappush(self.timers, (start + task['dur'], task['id']))
         elif kind == 'send':
             if task.get('prophet'):
@@ -440,7 +444,8 @@ class Agent:
             else:
                 self.net.send(task, ready)
         elif kind == 'mark':
-            self.tell(op='mark', task=task['id'], t=ready)
+            self.tell(op='mark', task=task['id'], t=ready,
+                      compute=self.compute.pop((task['job'], task['iter'])))
             self.controller.report(ev='mark', job=task['job'],
                                    iter=task['iter'], t=ready,
                                    loss=task['loss'])

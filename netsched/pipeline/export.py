@@ -2,12 +2,12 @@
 Chrome trace-event JSON file, which ui.perfetto.dev and chrome://tracing
 open.
 
-Tracks: a process per host, its sends and receives as async slices (a
-host has many transfers at once, which nested slices cannot show), one
-per flow on the sender's track and on the receiver's; a process per job
-with a thread per worker whose slices are its iterations (the logs
-record when an iteration ends, not its compute apart from its
-communication); a process "links" with a counter per link, its
+Tracks: a process per host, with a thread of its compute (the spans
+each iteration's ``iter`` event carries) and its sends and receives as
+async slices (a host has many transfers at once, which nested slices
+cannot show), one per flow on the sender's track and on the receiver's;
+a process per job with a thread per worker whose slices are its
+iterations; a process "links" with a counter per link, its
 utilisation over each sampling window; and a process "policy" whose
 instant events are the decisions the log records (classes, per-send
 classes, rates, time shifts, placements, circuits). Times are in
@@ -88,6 +88,13 @@ def trace(evs):
                         'ts': begin * US, 'dur': max(t - begin, 0.0) * US,
                         'args': {'loss': e.get('loss')}})
             last_iter[job, w] = t
+            if e.get('host') is not None:
+                pid = process('host %s' % e['host'], 0)
+                for a, b in e.get('compute') or ():
+                    out.append({'ph': 'X', 'cat': 'compute', 'pid': pid,
+                                'tid': thread(pid, 'compute'),
+                                'name': 'compute %s/%s' % (job, e.get('iter')),
+                                'ts': a * US, 'dur': max(b - a, 0.0) * US})
         elif ev == 'links':
             pid = process('links', 2)
             dt = float(e.get('dt', 0.0))

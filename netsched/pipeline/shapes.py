@@ -235,7 +235,8 @@ _GRID = ('opt', ('list', 'num', 3, None))
 EVENTS = {
     'job_start': {'job': 'key', 'workers?': 'int?'},
     'job_end': {'job': 'key'},
-    'iter': {'job': 'key', 'iter': 'key', 'loss?': 'num?'},
+    'iter': {'job': 'key', 'iter': 'key', 'loss?': 'num?', 'host?': 'key?',
+             'compute?': ('opt', ('list', ('list', 'num', 2, 2)))},
     'coflow': {'coflow': 'key', 'bytes': 'num?', 'job?': 'key?'},
     'coflow_end': {'coflow': 'key'},
     'stage_start': {'stage': 'key'},

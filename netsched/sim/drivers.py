@@ -7,6 +7,7 @@ import random
 import numpy as np
 
 from ..policies import JobView
+from ..host.compute import ComputeSpans
 from ..host.shifts import gate
 
 
@@ -158,6 +159,7 @@ class PlanDriver:
         self.sent_early = set()         # flows sent, not yet received
         self.shifts = {}                # job -> (shift, period, tol, max wait)
         self.aligned = set()            # (job, worker) started on its grid
+        self.compute = {}               # host -> its ComputeSpans
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
         self.failed = set()             # jobs whose agent was killed
@@ -206,6 +208,9 @@ class PlanDriver:
                 self._enqueue(t)
         elif t.kind == 'compute':
             start = self._iteration_start(t)
+            if t.dur > 0:
+                self.compute.setdefault(t.host, ComputeSpans()).add(
+                    (t.job, t.iter), start, start + t.dur)
             if t.dur > 0 or start > eng.now:
                 eng.at(start + t.dur, self._done, t)
             else:
@@ -477,8 +482,10 @@ class PlanDriver:
                         self.jobs.pop(t.job, None)     # its last coflow
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
+            spans = self.compute.get(t.host)
             eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,
-                          iter=t.iter, loss=t.loss)
+                          iter=t.iter, loss=t.loss, host=t.host,
+                          compute=spans and spans.pop((t.job, t.iter)))
             self._job_marked(t)
             key = (t.job, t.iter)
             self.marks_left[key] -= 1

@@ -23,7 +23,9 @@ NEEDS = {'X': ('dur',), 'b': ('cat', 'id2'), 'e': ('cat', 'id2'),
 @pytest.fixture(scope='module')
 def traced(tmp_path_factory):
     d = tmp_path_factory.mktemp('export')
-    (d / 'tiny.yaml').write_text(TINY)
+    # with compute, so that the hosts' tracks have it
+    (d / 'tiny.yaml').write_text(TINY.replace('compute_scale: 0,',
+                                              'compute_scale: 0.5,'))
     run = str(d / 'run')
     r = subprocess.run([sys.executable, '-m', 'netsched', 'run',
                         str(d / 'tiny.yaml'), '--backend', 'sim', '--policy',
@@ -94,9 +96,21 @@ def test_tracks_hold_the_runs_flows_links_jobs_and_decisions(traced):
     links = [e for e in evs if e['ph'] == 'C']
     assert {procs[e['pid']] for e in links} == {'links'}
     assert all(0 <= e['args']['util'] <= 1 for e in links)
-    iters = [e for e in evs if e['ph'] == 'X']
+    iters = [e for e in evs if e['ph'] == 'X' and e['cat'] == 'iteration']
     assert {procs[e['pid']] for e in iters} == {'job small', 'job large'}
     assert len(iters) == 2 * 2 + 2 * 1         # workers x iterations
+    # each host's compute, as spans that end before its iteration does
+    compute = [e for e in evs if e['ph'] == 'X' and e['cat'] == 'compute']
+    assert {procs[e['pid']] for e in compute} == set(hosts.values())
+    ends = {}
+    with open(os.path.join(run, 'events.jsonl')) as f:
+        for line in f:
+            e = json.loads(line)
+            if e['ev'] == 'iter':
+                ends['%s/%s' % (e['job'], e['iter'])] = e['t'] * 1e6
+    for e in compute:
+        assert e['dur'] > 0
+        assert e['ts'] + e['dur'] <= ends[e['name'].split(' ')[1]] + 1e-3
     decisions = [e for e in evs if e['ph'] == 'i']
     assert decisions and {e['name'] for e in decisions} == {'classes'}
     assert {procs[e['pid']] for e in decisions} == {'policy'}
