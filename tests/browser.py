@@ -208,7 +208,7 @@ def _network(entries, page_url):
 
 
 def inspect(html_path, screenshot=None, width=1280, height=2000,
-            timeout_s=30):
+            timeout_s=30, script=None):
     """Open html_path (a local file) in headless Chromium, wait for the
     load event, and return what a person would see:
       title    document.title
@@ -223,6 +223,8 @@ def inspect(html_path, screenshot=None, width=1280, height=2000,
                self-contained page has none
       text     document.body.innerText
       seconds  how long this call took
+      script   what the JavaScript ``script`` returned (if given), run
+               once the page has settled
     A full-page PNG is written to `screenshot` if given (the window is
     made as tall as the page, at most 20000 px). A page that has not
     loaded after timeout_s raises TimeoutError; a missing file,
@@ -260,6 +262,7 @@ def inspect(html_path, screenshot=None, width=1280, height=2000,
             'text': driver.execute_script(
                 'return document.body ? document.body.innerText : "";'),
         }
+        out['script'] = driver.execute_script(script) if script else None
         resources = driver.execute_script(RESOURCES_JS)
         if screenshot is not None:
             h = driver.execute_script(

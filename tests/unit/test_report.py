@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from netsched.pipeline import report, stats, sweep
+from netsched.pipeline import report, stats, sweep, sweep_plots
 from tests import browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -135,6 +135,69 @@ def test_a_real_browser_shows_the_sweep_report(swept):
     assert seen['title'].startswith('netsched: tiny (sim, policy fair)')
     assert len(seen['images']) >= 4 and seen['broken'] == []
     assert seen['console'] == [] and seen['requests'] == []
+
+
+# every figure's text as drawn, and the size on screen of each axes'
+# background (matplotlib's SVG: <g id="axes_N"> whose first patch is it)
+FIGURES_JS = '''
+return Array.from(document.querySelectorAll('svg')).map(function (svg) {
+  return {
+    name: svg.parentNode.id,
+    texts: Array.from(svg.querySelectorAll('text')).map(
+      function (t) { return t.textContent; }),
+    axes: Array.from(svg.querySelectorAll('g[id^="axes_"]')).map(
+      function (g) {
+        var p = g.querySelector('g[id^="patch_"]');
+        var r = (p || g).getBoundingClientRect();
+        return [r.width, r.height];
+      })
+  };
+});
+'''
+
+
+def test_a_real_browser_reads_the_sweep_figures_text_and_axes(swept,
+                                                              tmp_path):
+    """The sweep page's figures, written as SVG with their text kept as
+    text (--style paper) and shown inline: no tick label or legend is
+    raw TeX, and no axes has collapsed (each at least 40 px a side)."""
+    browser.require()
+    out = str(tmp_path / 'svg')
+    shutil.copytree(swept, out)
+    # every run's distributions over four decades, so that the CDFs'
+    # axes are logarithmic: where matplotlib's own labels would be TeX
+    values = [0.004 * (30 / 0.004) ** (i / 19) for i in range(20)]
+    for row in sweep.read_rows(os.path.join(out, 'runs.csv')):
+        for _, fname, col, _ in sweep_plots.DISTRIBUTIONS:
+            with open(os.path.join(out, row['run'], fname), 'w') as f:
+                f.write('%s\n' % col + ''.join('%r\n' % v for v in values))
+    report.write(out, fmt='svg', style='paper')
+    figdir = os.path.join(out, 'figures')
+    names = sorted(os.listdir(figdir))
+    assert names and all(n.endswith('.svg') for n in names)
+    page = tmp_path / 'figures.html'
+    with open(page, 'w') as f:
+        f.write('<!doctype html><html><head><meta charset="utf-8"><title>'
+                'figures</title></head><body>')
+        for n in names:
+            with open(os.path.join(figdir, n)) as g:
+                svg = g.read()
+            f.write('<div id="%s">%s</div>' % (n, svg[svg.index('<svg'):]))
+        f.write('</body></html>')
+    seen = browser.inspect(str(page), script=FIGURES_JS)
+    figures = seen["script"]
+    assert [fig['name'] for fig in figures] == names
+    for fig in figures:
+        texts = [t for t in fig['texts'] if t.strip()]
+        assert texts, fig['name']
+        raw = [t for t in texts if '$' in t or 'mathdefault' in t]
+        assert raw == [], (fig['name'], raw)
+        assert fig['axes'], fig['name']
+        small = [a for a in fig['axes'] if min(a) < 40]
+        assert small == [], (fig['name'], fig['axes'])
+    cdfs = [fig for fig in figures if fig['name'].startswith('cdf')]
+    assert cdfs and all({'0.01', '0.1', '1', '10'} <= set(fig['texts'])
+                        for fig in cdfs)
 
 
 def test_the_answer_names_a_policy_whose_interval_is_below_one():
