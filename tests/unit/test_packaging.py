@@ -147,3 +147,17 @@ def test_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert 'jobs: 3 done of 3' in r.stdout, r.stdout
     assert (away / 'demo' / 'report.html').is_file()
+    # the user: a five-seed sweep from Python, its coflows into
+    # pandas (the bundled two-ring dumbbell, no figures to stay quick)
+    r = subprocess.run([py, '-c', (
+        'import netsched\n'
+        'd = netsched.sweep("fidelity/d2-ring", policies="fair,sebf", '
+        'seeds="1-5", out="sw", figures=False)\n'
+        'df = netsched.load(d, table="coflows")\n'
+        'print(len(df), sorted(int(s) for s in df["seed"].unique()), '
+        'sorted(df["policy"].unique()))\n')], cwd=away, env=env,
+        capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    n, rest = r.stdout.strip().splitlines()[-1].split(' ', 1)
+    assert int(n) > 0 and rest == "[1, 2, 3, 4, 5] ['fair', 'sebf']", \
+        r.stdout
