@@ -469,6 +469,9 @@ class Engine(Clock):
         if 'progress' in self.control.wanted:
             self.background(PROGRESS_S, self._progress_report)
         limit = np.inf if until is None else float(until)
+        if self.limits is not None:
+            limit = min(limit, self.limits.time_s)
+        log_path = getattr(self.log, 'path', None)
         while True:
             self._fire_timers()
             if settle is not None:
@@ -492,6 +495,8 @@ class Engine(Clock):
                                                 STALL_S))
             if self.progress:
                 self.progress(self)
+            if self.limit_reached(self.events, log_path):
+                break
         self._sample(final=True)
         return self.now
 

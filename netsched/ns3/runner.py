@@ -6,7 +6,7 @@ import time
 from .. import fluid, policies
 from ..events import EventLog
 from ..sim import runner as sim_runner
-from ..workload import taskgraph
+from ..workload import bounds, taskgraph
 from . import loader
 from .engine import Control, Engine, ReportingPlan
 from .fabric import IP_HEADERS, Fabric
@@ -109,8 +109,15 @@ def run(exp, log_path, say, bar=None):
                 from .circuits import Circuits
                 driver = WithCircuits(driver, Circuits(g, exp.circuits,
                                                        driver))
+            # the simulator's limits on events and log size (time: the
+            # timeout_s run.execute derived, or the experiment's)
+            eng.limits = bounds.limits(exp)
             eng.run(driver, until=exp.timeout_s)
-            if exp.timeout_s is not None and eng.busy():
+            if eng.stopped is not None:
+                say('stopped: %s' % eng.stopped)
+                log.write(eng.now, 'run_incomplete', cause='limit',
+                          why=eng.stopped)
+            elif exp.timeout_s is not None and eng.busy():
                 log.write(eng.now, 'run_incomplete', cause='timeout',
                           why='timeout_s %g reached' % exp.timeout_s)
             trouble = core.GetTrouble()

@@ -193,3 +193,15 @@ def test_a_link_down_reroutes_after_the_control_delay(tmp_path):
     assert rr[0]['links_down'] == ['a0_0-e0_1'] and rr[1]['links_down'] == []
     assert all(e['flows_moved'] >= 1 and e['stranded'] == 0 for e in rr)
     assert s['jobs']['a']['jct_s'] > 0
+
+
+def test_a_run_stops_at_its_event_limit_and_says_so(tmp_path):
+    """ns-3 keeps the simulator's limits: with ``max_events`` set low the
+    run ends there, incomplete, with the limit named in its log."""
+    out, summary = _run(tmp_path, (RING % ('ns3', 'fair'))
+                        + 'max_events: 5\n', 'limited')
+    with open(os.path.join(out, 'events.jsonl')) as f:
+        stops = [json.loads(x) for x in f if '"run_incomplete"' in x]
+    assert len(stops) == 1 and stops[0]['cause'] == 'limit'
+    assert 'max_events 5' in stops[0]['why']
+    assert summary['jobs']['small'].get('jct_s') is None
