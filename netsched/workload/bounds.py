@@ -194,6 +194,9 @@ def _job_counts(spec, model, iterations, partitions='equal'):
     the sends of its pattern (ring: 2(N-1) steps of every worker per
     bucket; ps: a push and a pull per worker and piece)."""
     from . import taskgraph
+    if spec.collective is not None:
+        tasks, sends, sent, _ = _one_iteration(spec, model)
+        return tasks * iterations, sends * iterations, sent * iterations
     n = spec.workers
     layers = len(model.layers)
     if spec.pattern == 'ps':
@@ -220,10 +223,35 @@ def _job_counts(spec, model, iterations, partitions='equal'):
     return tasks * iterations, sends * iterations, float(sent) * iterations
 
 
+def _one_iteration(spec, model):
+    """(tasks, sends, bytes sent, the most bytes one rank sends) of one
+    iteration of a collective or model-parallel job, counted on the plan
+    workload.parallelism builds for it (on stand-in hosts: placement does
+    not change the counts). Its schedule has no closed form to count by,
+    and one iteration's plan is small."""
+    from . import parallelism, taskgraph
+    plan = taskgraph.Plan()
+    hosts = ['h%d' % i for i in range(spec.workers)]
+    # one leaf holds them all: a hierarchical collective without its
+    # group_size is counted as one group, the most transfers it can make
+    plan.leaf_of.update((h, 'leaf') for h in hosts)
+    parallelism.job(plan, spec, 'estimate', model, 0.0, hosts,
+                    (1.0, 1.0, 0.0), 1)
+    per_host = {}
+    sends = sent = 0
+    for t in plan.tasks:
+        if t.kind == 'send':
+            sends += 1
+            sent += t.bytes
+            per_host[t.host] = per_host.get(t.host, 0) + t.bytes
+    return (len(plan.tasks), sends, float(sent),
+            max(per_host.values(), default=0))
+
+
 def _comm_s(spec, model, link_bps):
     from . import taskgraph
-    if spec.pattern not in ('ring', 'ps'):
-        return 2.0 * model.bytes * 8 / link_bps
+    if spec.collective is not None:
+        return _one_iteration(spec, model)[3] * 8 / link_bps
     return taskgraph.analytical_comm_s(model, spec.pattern, spec.workers,
                                        link_bps, max(spec.ps_shards, 1),
                                        spec.bucket_mb)

@@ -147,6 +147,33 @@ def test_the_estimate_counts_the_plan_it_does_not_build():
         assert len(plan.tasks) <= est.tasks <= 2 * len(plan.tasks), j
 
 
+def test_the_estimate_counts_collective_and_parallel_jobs_as_built():
+    """A collective or model-parallel job is counted on one iteration's
+    plan, not as a ring: tasks within 10% of the plan, the same sends,
+    and a hierarchical collective without group_size counted at most."""
+    from netsched.workload import taskgraph
+
+    def coll(**kw):
+        j = job(**kw)
+        del j['pattern']
+        return j
+    for j in (coll(workers=8, collective='tree'),
+              coll(workers=8, collective='all-to-all'),
+              coll(workers=8, collective='hierarchical'),
+              coll(model='gpt3-1.3b', workers=8, iterations=2,
+                  parallelism={'tp': 2, 'pp': 2, 'dp': 2,
+                               'micro_batches': 2})):
+        exp = experiment.from_dict(dict(BASE, jobs=[j]))
+        est = bounds.estimate(exp)
+        plan = taskgraph.build(exp)
+        sends = sum(t.kind == 'send' for t in plan.tasks)
+        # hierarchical: counted as one group of 8 (a ring's transfers),
+        # built as 4 leaves of 2
+        over = 2.0 if j.get('collective') == 'hierarchical' else 1.1
+        assert len(plan.tasks) <= est.tasks <= over * len(plan.tasks), j
+        assert sends <= est.flows <= over * sends, j
+
+
 def test_a_long_ns3_run_wants_long(tmp_path, capsys):
     path = write(tmp_path, dict(BASE, backend='ns3',
                                 jobs=[job(iterations=1000, workers=16)]))
