@@ -214,6 +214,8 @@ class Experiment:
     # links and switches that fail during the run (workload.faults)
     faults: tuple = ()
     ns3: Ns3Config = Ns3Config()
+    # scale: auto's choice (pipeline.autoscale): the scale and why
+    scale_choice: dict = None
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):
@@ -687,7 +689,13 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
               circuits=None, sim_packets=None, environ=None):
     """The experiment of mapping ``d``, checked. ``environ``: where the
     measuring knobs' environment overrides are read (pipeline.knobs;
-    None: os.environ)."""
+    None: os.environ). ``scale: auto`` is chosen for this machine
+    (pipeline.autoscale)."""
+    if isinstance(d, dict) and d.get('scale') == 'auto':
+        from . import autoscale
+        return autoscale.resolve(d, lambda dd: from_dict(
+            dd, path, backend, policy, trace, circuits, sim_packets,
+            environ))
     d, env_knobs = knobs.apply_environment(d, environ)
     where = path or 'experiment'
     c = _Checker(where, d)

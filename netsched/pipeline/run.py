@@ -132,6 +132,7 @@ def meta(exp, wall_s=None):
             'policy': exp.policy, 'policy_params': dict(exp.policy_params),
             'circuit_scheduler': exp.circuits[0] if exp.circuits else None,
             'seed': exp.seed, 'scale': exp.scale,
+            'scale_choice': exp.scale_choice,
             'topology': exp.topology, 'link_bps': exp.link_bps,
             'emulated_link_bps': exp.link_bps / exp.scale,
             'queues': 'exact' if exp.queues is None else exp.queues,
@@ -255,6 +256,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
                 '(summary.json, report.html, ...)' % (len(cleared),
                                                        out_dir))
     prepare(exp, out_dir)
+    if exp.scale_choice is not None:
+        say('scale: auto -> %g: %s' % (exp.scale, exp.scale_choice['reason']))
     log_path = os.path.join(out_dir, 'events.jsonl')
     t0 = time.monotonic()
     _write_record(out_dir, dict(_record_head(exp, command), status='running',
@@ -291,6 +294,7 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
         json.dump({'seed': exp.seed, 'backend': exp.backend,
                    'policy': exp.policy,
                    'model': exp.model if exp.backend == 'sim' else None,
+                   'scale': exp.scale, 'scale_choice': exp.scale_choice,
                    'wall_s': wall,
                    'commit': commit(), 'versions': versions(exp.backend),
                    'command': list(command or sys.argv), 'knobs': exp.knobs.record(),
