@@ -4,8 +4,8 @@ the emulator adds packets, TCP's start and the agents' reaction, never
 takes less). The simulator meets the cost exactly and ns-3 within about
 1% (tests/unit/test_collectives.py, test_ns3_collectives.py).
 
-The all-to-all is not here: it takes 1.02-1.36x its cost on the
-emulator under BBR and 1.21x under CUBIC with a faithful verdict (the
+The all-to-all is not here: it takes 1.36-1.42x its cost on the
+emulator under BBR and 1.61x under CUBIC with a faithful verdict (the
 emulator keeps up; TCP shares differently). At every sender the flow to
 one host finishes last: that host's own sends filled its uplink queue
 first, the ACKs of what it receives wait behind them, and its downlink
