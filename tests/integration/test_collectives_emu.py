@@ -44,3 +44,30 @@ def test_a_collective_on_the_emulator_is_within_the_target(tmp_path, name,
     assert not set(topo.switches(exp.graph())) & set(ovs.bridges())
     t = s['jobs']['j']['jct_s'] / (S * 8 / B)
     assert want <= t <= want * 1.10, (name, t, want, s.get('fidelity'))
+
+
+def test_a_3d_parallel_job_runs_on_the_emulator(tmp_path):
+    """Tensor, pipeline and data parallelism over a k=4 fat-tree: the
+    emulator runs the plan the simulator runs, every transfer and
+    coflow of it, and says whether it kept up (its millisecond
+    tensor-parallel coflows are below what its agents resolve: the
+    verdict, not this test, judges the times)."""
+    d = {'name': 'p3d', 'topology': 'fattree,4', 'link_gbps': 100,
+         'scale': 1000, 'timeout_s': 300,
+         'jobs': [{'id': 'g', 'model': 'gpt3-1.3b', 'workers': 8,
+                   'iterations': 1, 'compute_scale': 0.05,
+                   'collective': {'dp': 'ring', 'tp': 'ring'},
+                   'parallelism': {'tp': 2, 'pp': 2, 'dp': 2,
+                                   'micro_batches': 2}}]}
+    out = {}
+    for backend in ('sim', 'emu'):
+        exp = experiment.from_dict(dict(d, backend=backend),
+                                   str(tmp_path / 'p3d.yaml'))
+        _, out[backend] = run.execute(exp, str(tmp_path / backend),
+                                      say=lambda m: None, plots=False)
+    assert not set(topo.switches(exp.graph())) & set(ovs.bridges())
+    sim, emu = out['sim'], out['emu']
+    assert emu['jobs']['g']['iterations'] == 1
+    assert set(emu['coflows']) == set(sim['coflows'])
+    assert all(c['cct_s'] is not None for c in emu['coflows'].values())
+    assert emu['fidelity']['verdict'] in ('faithful', 'degraded')
