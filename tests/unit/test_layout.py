@@ -19,6 +19,9 @@ BACKENDS = ('netsched.emulator', 'netsched.sim', 'netsched.ns3')
 PIPELINE = ('netsched.pipeline',)
 DISPATCH = 'netsched.pipeline.run'
 UI = ('netsched.cli', DISPATCH)
+# scale: auto runs the simulator and measures the emulator's datapath:
+# the one other pipeline module that reaches both backends
+AUTOSCALE = 'netsched.pipeline.autoscale'
 # the modules that draw: only they import matplotlib. report writes a
 # run's or a sweep's figures; the computing modules (metrics,
 # experiment, stats, sweep, crosscheck, fidelity, run, ...) reach it only
@@ -109,7 +112,7 @@ def forbidden(name):
             {n for n, _ in PACKAGE if n.count('.') == 1} - set(HOST))
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
-    elif name == DISPATCH:
+    elif name in (DISPATCH, AUTOSCALE):
         bad |= {'mininet', 'netsched.control'}
     elif under(name, PIPELINE):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS)
