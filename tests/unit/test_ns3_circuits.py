@@ -10,15 +10,11 @@ import os
 
 import pytest
 
-from netsched import topology as topo
-from netsched.ns3 import loader
+from tests.unit import ns3_required
 
-if not loader.available():
-    if os.environ.get('CI', '').lower() == 'true':
-        raise RuntimeError('CI: the ns3 package is missing (make setup '
-                           'installs it); the ns-3 tests cannot run')
-    pytest.skip('ns-3 is not installed (make setup installs it)',
-                allow_module_level=True)
+from netsched import topology as topo
+
+ns3_required.require()
 
 from netsched.ns3 import probe  # noqa: E402  (after the skip)
 

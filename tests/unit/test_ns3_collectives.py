@@ -6,19 +6,14 @@ adds headers, the handshake and slow start, never takes less).
 ns-3 is installed by `make setup`; without it these skip, except under
 CI (CI=true), where a missing backend is a failure."""
 import json
-import os
 
 import pytest
 
-from netsched.ns3 import loader
+from tests.unit import ns3_required
+
 from netsched.pipeline import experiment, run
 
-if not loader.available():
-    if os.environ.get('CI', '').lower() == 'true':
-        raise RuntimeError('CI: the ns3 package is missing (make setup '
-                           'installs it); the ns-3 tests cannot run')
-    pytest.skip('ns-3 is not installed (make setup installs it)',
-                allow_module_level=True)
+ns3_required.require()
 
 S = 48 * 2 ** 20        # bytes each rank reduces: divides by 2 .. 8
 B = 10e9
