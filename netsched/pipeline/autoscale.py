@@ -19,6 +19,7 @@ Without a measurement (not root, no Open vSwitch) the scale is the
 default, and the choice says why. The choice and its reason go into the
 experiment (``scale_choice``) and from there into run.json.
 """
+import dataclasses
 import json
 import math
 import os
@@ -54,7 +55,6 @@ def demand_bps(exp):
     switches, at data-center rates, and its time): the simulator's run
     of ``exp`` (its packets off), in a folder removed after."""
     from ..sim import runner as sim_runner
-    import dataclasses
     g = exp.graph()
     into_switch = {'%s->%s' % (u, v): d['capacity_bps']
                    for u, v, d in g.to_directed().edges(data=True)
@@ -108,7 +108,6 @@ def resolve(d, build, say=print):
     ``build(d)`` makes an Experiment of a dict. Built once at the default
     scale to simulate it, then at the chosen one."""
     from ..emulator import calibrate
-    import dataclasses
     first = build(dict(d, scale=DEFAULT_SCALE))
     rec = calibrate.cached(first.topology, first.mtu)
     if rec is None and calibrate.can_measure():
