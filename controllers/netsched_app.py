@@ -44,6 +44,7 @@ from netsched import topology
 from netsched.control import channel
 from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
+from netsched.control.outbox import Outbox
 from netsched.errors import NetschedError
 
 try:
@@ -195,7 +196,8 @@ class NetschedController(fw.App):
         self.datapaths = {}
         self.tables = {}                # dpid -> its flow-stats entries
         self.port_descs = {}            # dpid -> {port: up}, as they come
-        self.barrier_waiters = {}       # (dpid, xid) -> callable
+        self.outbox = Outbox()          # one batch in flight per switch
+        self.barrier_xids = {}          # dpid -> its batch's barrier xid
         self.agents = {}                # host -> (file, lock)
         self.core_lock = hub.Semaphore()    # every call into the core
         self.io_lock = hub.Semaphore()      # batches sent, log lines
@@ -226,20 +228,26 @@ class NetschedController(fw.App):
     # --- sending -----------------------------------------------------
     def _send(self, dpid, mods, done=None):
         """Send mods to one switch, then a barrier; done() on its reply,
-        the only sign that the switch has applied them all. False if the
-        switch is not connected."""
+        the only sign that the switch has applied them all. While a batch
+        is in flight to the switch, mods wait, merged, for its barrier
+        (control.outbox). False if the switch is not connected."""
         dp = self.datapaths.get(dpid)
         if dp is None:
             return False
         with self.io_lock:              # threads (os-ken) race on xids
-            for fm in mods:
-                dp.send_msg(to_ryu(dp, fm))
-            barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
-            dp.set_xid(barrier)
-            if done is not None:        # xids are per switch
-                self.barrier_waiters[dpid, barrier.xid] = done
-            dp.send_msg(barrier)
+            batch = self.outbox.offer(dpid, mods, done)
+            if batch is not None:
+                self._write_batch(dp, dpid, batch)
         return True
+
+    def _write_batch(self, dp, dpid, mods):
+        """FlowMods and their barrier (the caller holds io_lock)."""
+        for fm in mods:
+            dp.send_msg(to_ryu(dp, fm))
+        barrier = dp.ofproto_parser.OFPBarrierRequest(dp)
+        dp.set_xid(barrier)
+        self.barrier_xids[dpid] = barrier.xid      # xids are per switch
+        dp.send_msg(barrier)
 
     def _send_and_wait(self, sends):
         """Send batches to several switches and wait for every barrier
@@ -490,10 +498,18 @@ class NetschedController(fw.App):
     @fw.set_ev_cls(fw.ofp_event.EventOFPBarrierReply,
                    [fw.CONFIG_DISPATCHER, fw.MAIN_DISPATCHER])
     def on_barrier(self, ev):
-        """A switch applied a batch: whoever waits for it goes on."""
-        done = self.barrier_waiters.pop(
-            (self._dpid(ev.msg.datapath), ev.msg.xid), None)
-        if done is not None:
+        """A switch applied a batch: whoever waits for it goes on, and
+        what waited behind it goes out."""
+        dpid = self._dpid(ev.msg.datapath)
+        with self.io_lock:
+            if dpid is None or self.barrier_xids.get(dpid) != ev.msg.xid:
+                return
+            del self.barrier_xids[dpid]
+            dones, batch = self.outbox.confirmed(dpid)
+            dp = self.datapaths.get(dpid)
+            if batch is not None and dp is not None:
+                self._write_batch(dp, dpid, batch)
+        for done in dones:
             done()
 
     @fw.set_ev_cls(fw.ofp_event.EventOFPPortStatus, fw.MAIN_DISPATCHER)
@@ -534,6 +550,9 @@ class NetschedController(fw.App):
         dpid = self._dpid(ev.datapath)
         if dpid is not None:
             del self.datapaths[dpid]
+            with self.io_lock:
+                self.outbox.drop(dpid)
+                self.barrier_xids.pop(dpid, None)
             self.tables.pop(dpid, None)
             self.port_descs.pop(dpid, None)
             with self.core_lock:

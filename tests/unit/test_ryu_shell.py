@@ -463,6 +463,7 @@ def test_a_connecting_switch_gets_the_cores_program_then_a_barrier(shell):
                                                    for fm in change[SL]]
         assert type(dp.sent[-1]).__name__ == 'OFPBarrierRequest'
         before = len(dp.of_type('OFPFlowMod'))
+        assert shell.confirm(dp) == 1     # the next batch waits for it
     # a switch that went away is forgotten; back, it gets all of it anew
     change = shell.fw.ofp_event.EventOFPStateChange(dp)
     for h in shell.app.get_handlers(change, shell.fw.DEAD_DISPATCHER):
@@ -472,6 +473,40 @@ def test_a_connecting_switch_gets_the_cores_program_then_a_barrier(shell):
     again = shell.connect(SL)
     ref.on_disconnect(SL)
     assert flow_mods(again) == [expected(fm) for fm in ref.on_connect(SL)]
+
+
+def test_what_comes_while_a_batch_is_in_flight_waits_merged(shell):
+    """One batch in flight per switch: a port going down then up and
+    down again before the first reroute's barrier returns sends the first
+    reroute at once, holds the next two, and sends them as one batch
+    once the barrier returns: each rule in its last form, in the place
+    it first had (control.outbox)."""
+    ref = ControllerCore.from_description(shell.desc)
+    dp = shell.connect(SL)
+    ref.on_connect(SL)
+    shell.confirm(dp)
+    o = dp.ofproto
+    changes = []
+    before = len(dp.of_type('OFPFlowMod'))
+    for state in (o.OFPPS_LINK_DOWN, 0, o.OFPPS_LINK_DOWN):
+        desc = struct.pack(o.OFP_PORT_PACK_STR, 3, b'\x00' * 6, b'sl-eth3',
+                           0, state, 0, 0, 0, 0, 0, 0)
+        shell.deliver(dp, o.OFPT_PORT_STATUS, struct.pack(
+            '!B7x', o.OFPPR_MODIFY) + desc)
+        changes.append(ref.on_port_status(SL, 3, state == 0, 0.0).mods[SL])
+    first, held = changes[0], changes[1] + changes[2]
+    assert flow_mods(dp, before) == [expected(fm) for fm in first]
+    assert len(shell.barriers(dp)) == 1
+    merged = {}
+    for fm in held:                       # later wins, first place kept
+        assert fm.command != 'delete'
+        merged[fm.table, fm.priority, fm.match] = fm
+    assert len(merged) < len(held)        # the same rules, rewritten
+    before = len(dp.of_type('OFPFlowMod'))
+    assert shell.confirm(dp) == 1
+    assert flow_mods(dp, before) == [expected(fm) for fm in merged.values()]
+    assert type(dp.sent[-1]).__name__ == 'OFPBarrierRequest'
+    assert shell.confirm(dp) == 1 and shell.barriers(dp) == []
 
 
 def test_port_counters_are_polled_and_become_the_link_load(shell,
