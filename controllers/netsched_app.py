@@ -235,7 +235,7 @@ class NetschedController(fw.App):
         if dp is None:
             return False
         with self.io_lock:              # threads (os-ken) race on xids
-            batch = self.outbox.offer(dpid, mods, done)
+            batch = self.outbox.offer(dpid, mods, done, time.monotonic())
             if batch is not None:
                 self._write_batch(dp, dpid, batch)
         return True
@@ -375,11 +375,26 @@ class NetschedController(fw.App):
                 p, o = dp.ofproto_parser, dp.ofproto
                 with self.io_lock:
                     dp.send_msg(p.OFPPortStatsRequest(dp, 0, o.OFPP_ANY))
+            self._release_overdue()
             with self.core_lock:        # routes adopted switches kept
                 now = time.monotonic()
                 out = self.core.settle(now, ROUTE_SETTLE_S)
             if out.mods or out.log:
                 self._apply(out, now)
+
+    def _release_overdue(self):
+        """A switch that has not answered a barrier in BARRIER_TIMEOUT_S
+        would hold every batch behind it: the reply is taken as lost
+        (its waiters have timed out on their own) and the next batch
+        goes."""
+        with self.io_lock:
+            now = time.monotonic()
+            for dpid in self.outbox.overdue(now, BARRIER_TIMEOUT_S):
+                self.barrier_xids.pop(dpid, None)
+                batch = self.outbox.expire(dpid, now)
+                dp = self.datapaths.get(dpid)
+                if batch is not None and dp is not None:
+                    self._write_batch(dp, dpid, batch)
 
     def _dpid(self, dp):
         """The id a datapath was registered under (not dp.id, which the
@@ -505,7 +520,7 @@ class NetschedController(fw.App):
             if dpid is None or self.barrier_xids.get(dpid) != ev.msg.xid:
                 return
             del self.barrier_xids[dpid]
-            dones, batch = self.outbox.confirmed(dpid)
+            dones, batch = self.outbox.confirmed(dpid, time.monotonic())
             dp = self.datapaths.get(dpid)
             if batch is not None and dp is not None:
                 self._write_batch(dp, dpid, batch)

@@ -58,3 +58,19 @@ def test_a_switch_that_goes_away_is_forgotten():
     box.drop(1)
     assert box.waiting(1) == 0 and box.confirmed(1) == ([], None)
     assert box.offer(1, [fm('10.0.0.3')]) == [fm('10.0.0.3')]
+
+
+def test_a_barrier_never_answered_stops_holding_the_next_batch():
+    box, calls = Outbox(), []
+    box.offer(1, [fm('10.0.0.1')], lambda: calls.append('lost'), now=0.0)
+    box.offer(1, [fm('10.0.0.2')], lambda: calls.append('next'), now=1.0)
+    box.offer(2, [fm('10.0.0.3')], now=9.0)
+    assert box.overdue(5.0, 10.0) == []
+    assert box.overdue(10.5, 10.0) == [1]
+    assert box.expire(1, now=10.5) == [fm('10.0.0.2')]
+    assert calls == [] and box.overdue(10.5, 10.0) == []
+    # the released batch is in flight now, timed from its release
+    assert box.overdue(20.0, 10.0) == [2]
+    dones, nxt = box.confirmed(1, now=20.0)
+    [d() for d in dones]
+    assert calls == ['next'] and nxt is None
