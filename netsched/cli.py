@@ -285,13 +285,19 @@ def cmd_sweep(a):
         path, values = overrides.parse(text)
         axes.append((overrides.key_name(path), values))
     seeds = sweep.parse_seeds(a.seeds)
-    backends = ['sim', 'emu'] if a.backend == 'both' else [a.backend]
+    backends = {'both': ['sim', 'emu'], 'all': ['sim', 'emu', 'ns3']
+                }.get(a.backend, [a.backend])
     if 'emu' in backends and not a.cluster and not a.dry_run:
         if os.geteuid() != 0:
             raise NetschedError('sweep --backend %s: the emulator needs root'
                                 % a.backend)
         from .emulator import ovs
         ovs.require_running()           # not one failed run per arm
+    if 'ns3' in backends:
+        from .ns3 import loader
+        if not loader.available():
+            raise NetschedError('sweep --backend %s: %s'
+                                % (a.backend, loader.INSTALL_HINT))
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     pols = [p for p in a.policies.split(',') if p]
@@ -350,8 +356,8 @@ def cmd_reproduce(a):
     """Each seed policy against its paper's baselines (a study file)."""
     from .pipeline import progress, reproduce, sweep
     study = reproduce.load(a.study)
-    backends = list(reproduce.BACKENDS) if a.backend == 'both' \
-        else [a.backend]
+    backends = {'both': ['sim', 'emu'], 'all': list(reproduce.BACKENDS)
+                }.get(a.backend, [a.backend])
     if 'emu' in backends:
         if os.geteuid() != 0:
             raise NetschedError('reproduce --backend %s: the emulator needs '
@@ -359,6 +365,11 @@ def cmd_reproduce(a):
                                 % a.backend)
         from .emulator import ovs
         ovs.require_running()           # not one failed run per arm
+    if 'ns3' in backends:
+        from .ns3 import loader
+        if not loader.available():
+            raise NetschedError('reproduce --backend %s: %s'
+                                % (a.backend, loader.INSTALL_HINT))
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     only = [x for x in (a.only or '').split(',') if x]
@@ -943,10 +954,13 @@ def build_parser():
     p.add_argument('--set', action='append', metavar='KEY=V1,V2,...',
                    help='an axis: an experiment key by its dotted path and '
                    'its values (repeatable; the cross product runs)')
-    p.add_argument('--backend', choices=('sim', 'emu', 'both'),
-                   default='sim', help='(default %(default)s)')
-    p.add_argument('-j', '--jobs', type=int, help='simulations at once '
-                   '(default: the cores); emulations run one at a time')
+    p.add_argument('--backend', choices=('sim', 'emu', 'ns3', 'both',
+                                         'all'),
+                   default='sim', help='(default %(default)s; both: sim '
+                   'and emu, all: the three)')
+    p.add_argument('-j', '--jobs', type=int, help='simulations (and ns-3 '
+                   'runs) at once (default: the cores); emulations run one '
+                   'at a time')
     p.add_argument('--cluster', metavar='tcp://HOST:PORT',
                    help='run on a Dask distributed cluster instead')
     p.add_argument('--trace', help=TRACE_HELP)
@@ -973,9 +987,11 @@ def build_parser():
         'each backend; writes reproduction.md/.csv and report.html in '
         '--out. Resumes where it stopped.')
     p.add_argument('study', help='the study file')
-    p.add_argument('--backend', choices=('sim', 'emu', 'both'),
-                   default='sim', help='(default %(default)s); the '
-                   "emulator runs the study's reduced seeds and axis")
+    p.add_argument('--backend', choices=('sim', 'emu', 'ns3', 'both',
+                                         'all'),
+                   default='sim', help='(default %(default)s; both: sim '
+                   'and emu, all: the three); the emulator and ns-3 run '
+                   "the study's reduced seeds and axis")
     p.add_argument('--only', metavar='ID,...', help='these studies only')
     p.add_argument('--seeds', help="override the study's seeds (N, N-M or "
                    'a list)')

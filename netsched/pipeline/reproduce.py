@@ -35,7 +35,17 @@ from ..errors import ConfigError, yaml_loader
 from . import overrides, stats, sweep
 from .paths import safe_name
 
-BACKENDS = ('sim', 'emu')
+BACKENDS = ('sim', 'emu', 'ns3')
+# the packet-level backends run the study's reduced seeds and axis
+# (`emulator_seeds`, the axis's `emulator:` values): a run costs them
+# minutes where the simulator takes seconds
+PACKET = ('emu', 'ns3')
+# the table's columns: (name, backend, queues, label); ns-3's shows where
+# a study ran on it
+COLUMNS = (('sim', 'sim', '8', 'simulator, 8 classes'),
+           ('sim_exact', 'sim', 'exact', 'simulator, full order'),
+           ('emu', 'emu', '8', 'emulator'),
+           ('ns3', 'ns3', '8', 'ns-3'))
 VERDICTS = {'better': 'agrees', 'worse': 'opposite',
             'no difference': 'no difference', 'one seed': 'one seed'}
 
@@ -68,7 +78,7 @@ class Study:
     def axes(self, backend):
         """[(dotted key, [values])] the backend's sweep runs over."""
         key, values = self.axis
-        out = [(key, list(self.emu_axis if backend == 'emu' else values))]
+        out = [(key, list(self.emu_axis if backend in PACKET else values))]
         if backend == 'sim' and self.exact:
             out.append(('queues', [8, 'exact']))
         return out
@@ -197,7 +207,8 @@ def plan(study, backends, only=None, seeds=None):
         for b in backends:
             if b == 'emu' and not s.emu:
                 continue
-            sd = seeds or study['emulator_seeds' if b == 'emu' else 'seeds']
+            sd = seeds or study['emulator_seeds' if b in PACKET
+                                else 'seeds']
             out.append((s, b, sweep.plan(s.experiment, s.specs(), sd,
                                          s.axes(b), [b])))
     return out
@@ -334,9 +345,7 @@ def headline(study, rows):
                         and (v is None or str(r['value']) == v)]
             for v in values:
                 cols = {}
-                for name, b, q in (('sim', 'sim', '8'),
-                                   ('sim_exact', 'sim', 'exact'),
-                                   ('emu', 'emu', '8')):
+                for name, b, q, _ in COLUMNS:
                     over = at(b, q)
                     head = next(iter(at(b, q, v)), None)
                     cols[name] = {
@@ -362,6 +371,13 @@ def headline(study, rows):
     return out
 
 
+def shown(heads):
+    """The columns of COLUMNS a table of ``heads`` shows: the
+    simulator's and the emulator's always, ns-3's where it ran."""
+    return [c for c in COLUMNS if c[1] != 'ns3'
+            or any(h['cols'][c[0]]['row'] for h in heads)]
+
+
 def figure_text(h):
     """The paper's own figure for a head: its speed-up, its figure in
     words where that is not a speed-up on this metric, or that it gives
@@ -376,10 +392,11 @@ def figure_text(h):
 def markdown(heads):
     """The reproduction table as Markdown (docs/reproduction.md): a row
     per claim and axis value, the paper's regime (the first) in bold."""
+    cols = shown(heads)
     lines = ['| study | policy | against | metric | regime | paper '
-             '| paper\'s figure | simulator, 8 classes '
-             '| simulator, full order | emulator | over the axis |',
-             '|---|---|---|---|---|---|---|---|---|---|---|']
+             '| paper\'s figure | %s | over the axis |'
+             % ' | '.join(label for _, _, _, label in cols),
+             '|---|---|---|---|---|---|---|%s---|' % ('---|' * len(cols))]
     for h in heads:
         def c(name):
             x = h['cols'][name]
@@ -387,14 +404,13 @@ def markdown(heads):
                 if x['text'] else ''
         sim = h['cols']['sim']
         regime = '%s=%s' % (h['axis'], h['regime'])
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s '
-                     '| %s |' % (
-                         h['study'], h['policy'], h['against'], h['metric'],
-                         '**%s**' % regime if h['first'] else regime,
-                         h['paper'] or '', figure_text(h),
-                         c('sim'), c('sim_exact'), c('emu'),
-                         '%d of %d agree' % (sim['agree'], sim['n'])
-                         if sim['n'] else ''))
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            h['study'], h['policy'], h['against'], h['metric'],
+            '**%s**' % regime if h['first'] else regime,
+            h['paper'] or '', figure_text(h),
+            ' | '.join(c(name) for name, _, _, _ in cols),
+            '%d of %d agree' % (sim['agree'], sim['n'])
+            if sim['n'] else ''))
     lines.append('')
     lines.append('Speed-up = baseline / policy at the row\'s axis value '
                  '(in bold: the paper\'s regime), the geometric mean over '
@@ -485,6 +501,8 @@ def page(out):
             'rows': [r for r in rows if r['study'] == s.id]})
     left = unfinished(study, out)
     return {'title': 'reproduction study', 'heads': heads,
+            'study_columns': [(name, label)
+                              for name, _, _, label in shown(heads)],
             'studies': studies, 'cell': cell, 'figures': [],
             'left': left,
             'notes': ['INCOMPLETE run %s/%s/%s: %s' % (

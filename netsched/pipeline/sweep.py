@@ -658,9 +658,10 @@ def _brief(v):
 # --- the executors ---------------------------------------------------------
 
 class LocalExecutor:
-    """Runs specs on this machine: the simulations ``jobs`` at a time,
-    then the emulations one at a time, alone, so that nothing competes
-    with their timing (they also share OVS and interface names)."""
+    """Runs specs on this machine: the simulations, then the ns-3 runs,
+    ``jobs`` at a time, then the emulations one at a time, alone, so
+    that nothing competes with their timing (they also share OVS and
+    interface names)."""
 
     def __init__(self, jobs=None):
         self.jobs = max(1, jobs or os.cpu_count() or 1)
@@ -669,7 +670,8 @@ class LocalExecutor:
     def run(self, specs, root, on_done):
         """Run every spec into ``root/<key>``; ``on_done(spec, status,
         error, wall)`` as each ends (from a worker thread)."""
-        for backend, n in (('sim', self.jobs), ('emu', 1)):
+        for backend, n in (('sim', self.jobs), ('ns3', self.jobs),
+                           ('emu', 1)):
             todo = [s for s in specs if s.backend == backend]
             if todo and not self.stop.is_set():
                 self._pool(todo, n, root, on_done)

@@ -118,7 +118,8 @@ def forest(ratios, policies, metrics, baseline, title):
 # a reproduction's columns: (key in a headline's cols, label, colour)
 STUDY_COLUMNS = (('sim', 'simulator, 8 classes', 'C0'),
                  ('sim_exact', 'simulator, full order', 'C2'),
-                 ('emu', 'emulator', 'C3'))
+                 ('emu', 'emulator', 'C3'),
+                 ('ns3', 'ns-3', 'C1'))
 
 
 def study_forest(heads):
@@ -141,7 +142,7 @@ def study_forest(heads):
             r = h['cols'][key]['row']
             if r is None or r['speedup'] is None:
                 continue
-            y = i - 0.1 + 0.2 * j      # the paper's diamond above
+            y = i - 0.15 + 0.15 * j    # the paper's diamond above
             err = None if r['low'] is None else [
                 [r['speedup'] - r['low']], [r['high'] - r['speedup']]]
             filled = r['direction'] in ('agrees', 'opposite')

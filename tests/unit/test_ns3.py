@@ -201,3 +201,30 @@ def test_a_run_stops_at_its_event_limit_and_says_so(tmp_path):
     assert len(stops) == 1 and stops[0]['cause'] == 'limit'
     assert 'max_events 5' in stops[0]['why']
     assert summary['jobs']['small'].get('jct_s') is None
+
+
+def test_the_reproduction_study_runs_on_ns3(tmp_path):
+    """`reproduce --backend ns3`: the study's reduced seeds and axis run
+    packet by packet, and the table gains an ns-3 column."""
+    import csv
+    import subprocess
+    import sys
+    from tests.unit.test_reproduce import ROOT, _study
+    path = _study(tmp_path)
+    out = str(tmp_path / 'out')
+    r = subprocess.run([sys.executable, '-m', 'netsched', 'reproduce', path,
+                        '--backend', 'ns3', '--out', out],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert '| emulator | ns-3 | over the axis |' in r.stdout
+    with open(os.path.join(out, 'tiny', 'ns3', 'runs.csv')) as f:
+        runs = list(csv.DictReader(f))
+    # two arms, the emulator's one seed, the axis's first value only
+    assert sorted((x['policy'], x['seed'], x['link_gbps'], x['status'])
+                  for x in runs) == [('fair', '1', '10', 'ok'),
+                                     ('sebf', '1', '10', 'ok')]
+    with open(os.path.join(out, 'reproduction.csv')) as f:
+        table = list(csv.DictReader(f))
+    assert {x['backend'] for x in table} == {'ns3'} and len(table) == 2
+    html = open(os.path.join(out, 'report.html')).read()
+    assert '<th>ns-3</th>' in html

@@ -164,6 +164,34 @@ def test_the_table_by_hand(tmp_path):
            'fair | 1.5x | - 0.500x (the same on every seed) |' in md
     # the second claim gives no figure: the column says so
     assert '| coflows sooner | none stated |' in md
+    # no ns-3 runs: no ns-3 column
+    assert 'ns-3' not in md.splitlines()[0]
+    # ns-3's runs (the reduced seeds, here one): a column of their own
+    _runs(os.path.join(out, 'tiny', 'ns3'), [
+        ['k', 'ns3', 'fair', 1, '10', '8', 'ok', 3.0, 3.0],
+        ['k', 'ns3', 'sebf', 1, '10', '8', 'ok', 2.0, 2.0]])
+    heads = reproduce.headline(st, reproduce.table(st, out))
+    assert heads[0]['cols']['ns3']['text'] == '1.500x (one seed)'
+    assert heads[1]['cols']['ns3']['row'] is None     # 20: not run there
+    md = reproduce.markdown(heads).splitlines()
+    assert md[0].endswith('| simulator, 8 classes | simulator, full order '
+                          '| emulator | ns-3 | over the axis |')
+    assert md[1].count('|') == md[0].count('|')
+    assert md[2].endswith('| = 2.828x (0.035-231.200) | + 1.500x (the '
+                          'same on every seed) |  | ? 1.500x (one seed) '
+                          '| 0 of 2 agree |')
+
+
+def test_the_packet_level_backends_run_the_reduced_study(tmp_path):
+    st = reproduce.load(_study(tmp_path, STUDY.replace(
+        'values: [10, 20]}', 'values: [10, 20], emulator: [20]}')))
+    planned = {b: specs for s, b, specs in reproduce.plan(
+        st, ['sim', 'emu', 'ns3'])}
+    assert len(planned['sim']) == 2 * 2 * 2 * 2   # arms seeds rates queues
+    for b in ('emu', 'ns3'):
+        assert sorted((x.policy, x.seed) for x in planned[b]) == [
+            ('fair', 1), ('sebf', 1)]
+        assert {x.backend for x in planned[b]} == {b}
 
 
 def test_arms_that_ran_alike_are_not_exercised(tmp_path):
