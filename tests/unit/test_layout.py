@@ -31,6 +31,8 @@ PLOTTING = ('netsched.pipeline.plots', 'netsched.pipeline.sweep_plots',
             'netsched.pipeline.report')
 COMPUTING = ('metrics', 'experiment', 'stats', 'sweep', 'crosscheck',
              'overrides', 'run', 'fidelity')
+# which hosts each job gets: the task graph builds on it, not back
+PLACEMENT = 'netsched.workload.placement'
 # the pure part of it the experiment loader uses (--set)
 OVERRIDES = 'netsched.pipeline.overrides'
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
@@ -113,6 +115,9 @@ def forbidden(name):
             {n for n, _ in PACKAGE if n.count('.') == 1} - set(HOST))
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+        if name == PLACEMENT:
+            bad |= {'netsched.workload.taskgraph',
+                    'netsched.workload.parallelism'}
     elif name in (DISPATCH, AUTOSCALE):
         bad |= {'mininet', 'netsched.control'}
     elif under(name, PIPELINE):
@@ -262,6 +267,8 @@ def test_rules_catch_a_violation():
                      forbidden('netsched.pipeline.sweep_plots'))
     assert not under('netsched.pipeline.plots',
                      forbidden('netsched.pipeline.report'))
+    assert under('netsched.workload.taskgraph', forbidden(PLACEMENT))
+    assert not under(PLACEMENT, forbidden('netsched.workload.taskgraph'))
     # every module of the cli package is the command line's
     assert not under('netsched.emulator.fabric',
                      forbidden('netsched.cli.fabric'))
