@@ -433,74 +433,29 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         return parallelism.job(plan, spec, jid, model, arrival, placed, loss,
                                iterations, group=group, gates=gates,
                                stage_ends=stage_ends, seed=seed)
-    from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
     servers = tuple(placed[N:])
     layers = model.layers
     L = len(layers)
-    tensors = model.tensors()                  # (layer, Tensor)
     jp = JobPlan(jid, model.name, spec.pattern, workers, servers,
                  iterations, arrival, loss, 0, model.bytes, group,
                  stage_ends=tuple(stage_ends))
     plan.jobs[jid] = jp
     gates = gates or {}
-    start = urgencies_from(tensors, model.bytes)
     if spec.pattern == 'ps':
-        S = len(servers)
-        K = jp.lanes = max(1, int(lanes))
-        push_conn = {(w, s, c): plan.conn(workers[w], servers[s], jid)
-                     for w in range(N) for s in range(S) for c in range(K)}
-        pull_conn = {(s, w, c): plan.conn(servers[s], workers[w], jid)
-                     for s in range(S) for w in range(N) for c in range(K)}
-        jp.bytes_per_iteration = 2 * N * model.bytes
-        slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
-        if slice_b:                    # counted before any is made
-            n = sum(slices(t.bytes, slice_b, partitions) for _, t in tensors)
-            if n > MAX_SLICES:
-                raise ConfigError(
-                    'job %s: slice_mb %g cuts %s into %d sends an '
-                    'iteration; at most %d (a larger slice_mb)'
-                    % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
-        pieces = ps_pieces(tensors, model.bytes, slice_b, partitions)
-        # each piece's class and labels, made once for every iteration
-        piece_class = urgency_class(
-            [ti / len(tensors) if spec.lanes_by == 'position' else u
-             for ti, _, _, _, u in pieces], K).tolist() if pieces else []
-        piece_label = [('push ' + name, 'pull ' + name)
-                       for _, _, name, _, _ in pieces]
+        ps = _ps_setup(plan, spec, jid, jp, model, lanes, partitions)
+        first_layer = ps['pieces'][0][1]
     else:
-        ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
-                     for w in range(N)]
-        buckets, cur, size = [], [], 0
-        cap = spec.bucket_mb * 2 ** 20
-        for li in range(L - 1, -1, -1):
-            for t in layers[li].tensors:
-                cur.append(li)
-                size += t.bytes
-            if cur and size >= cap:
-                buckets.append((min(cur), sorted(set(cur)), size))
-                cur, size = [], 0
-        if cur:
-            buckets.append((min(cur), sorted(set(cur)), size))
-        jp.buckets = tuple(b[2] for b in buckets)
-        # a bucket's urgency: that of the front-most layer it carries
-        layer_start, layer_pos = {}, {}
-        for ti, (li, _) in enumerate(tensors):
-            layer_start.setdefault(li, float(start[ti]))
-            layer_pos.setdefault(li, ti / len(tensors))
-        steps = 2 * (N - 1)
-        jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
-                                     for b in jp.buckets)
+        ring = _ring_setup(plan, spec, jid, jp, model)
+        first_layer = ring['buckets'][0][0]
     fwd_ms = [layer.forward_ms / 1e3 for layer in layers]
     bwd_ms = [layer.backward_ms / 1e3 for layer in layers]
-    first_layer = pieces[0][1] if spec.pattern == 'ps' else buckets[0][0]
     jp.compute_s = (sum(fwd_ms) + sum(bwd_ms)) * spec.compute_scale
     jp.first_send_s = (sum(fwd_ms) + sum(bwd_ms[first_layer:])) \
         * spec.compute_scale
     params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
     prev_last = [None] * N
-    prio_order = spec.send_order == 'priority'
     prophet = _prophet_knobs(spec)
     factor = compute_factors(spec, jid, iterations, seed)
     fwd_label = ['F%d' % li for li in range(L)]
@@ -532,66 +487,156 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         received = [[] for _ in range(N)]       # per worker, this iteration
         ready = [[[] for _ in range(L)] for _ in range(N)]
         if spec.pattern == 'ps':
-            S = len(servers)
-            nth = {}                          # tensor -> slices so far
-            for (ti, li, name, size, u), c, (push_label, pull_label) in \
-                    zip(pieces, piece_class, piece_label):
-                s = ti % S
-                part = nth[ti] = nth.get(ti, -1) + 1
-                pushes = [plan.add('send', workers[w], jid, k,
-                                   deps=[bwd[w][li]], dst=servers[s],
-                                   bytes=size, coflow=cf,
-                                   conn=push_conn[(w, s, c)],
-                                   label=push_label, prio=li,
-                                   worker=w, urgency=u,
-                                   position=ti / len(tensors),
-                                   order=u if prio_order else None,
-                                   prophet=_gradient(plan, bwd[w], prophet,
-                                                     ti, part))
-                          for w in range(N)]
-                for w in range(N):
-                    pull = plan.add('send', servers[s], jid, k, deps=pushes,
-                                    dst=workers[w], bytes=size, coflow=cf,
-                                    conn=pull_conn[(s, w, c)],
-                                    label=pull_label, prio=li,
-                                    worker=w, urgency=u,
-                                    position=ti / len(tensors),
-                                    order=u if prio_order else None)
-                    ready[w][li].append(pull)
-                    received[w].append(pull)
+            _ps_sends(plan, spec, jid, k, cf, workers, servers, bwd, prophet,
+                      ps, received, ready)
         else:
-            steps = 2 * (N - 1)
-            for bi, (first, blayers, size) in enumerate(buckets):
-                chunk = math.ceil(size / N)
-                prev = [None] * N
-                for st in range(steps):
-                    cur = []
-                    label = 'bucket%d step%d' % (bi, st)
-                    for w in range(N):
-                        dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
-                        cur.append(plan.add(
-                            'send', workers[w], jid, k, deps=[dep],
-                            dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
-                            conn=ring_conn[w], label=label,
-                            prio=first, worker=(w + 1) % N,
-                            urgency=layer_start[first],
-                            position=layer_pos[first],
-                            order=layer_start[first] if prio_order
-                            else None,
-                            prophet=_gradient(plan, bwd[w], prophet, bi)
-                            if st == 0 else None))
-                    prev = cur
-                for w in range(N):
-                    got = prev[(w - 1) % N]     # last all-gather step at w
-                    received[w].append(got)
-                    for li in blayers:
-                        ready[w][li].append(got)
+            _ring_sends(plan, spec, jid, k, cf, workers, bwd, prophet, ring,
+                        received, ready)
         for w in range(N):
             plan.add('mark', workers[w], jid, k,
                      deps=[bwd[w][0]] + received[w], label='iteration',
                      worker=w, loss=round(jp.loss_at(k + 1), 6))
         params_ready = ready
     return jp
+
+
+def _ps_setup(plan, spec, jid, jp, model, lanes, partitions):
+    """A parameter-server job's connections (``lanes`` per worker/shard
+    pair and direction) and the pieces its tensors are sent in, each
+    with its lane (urgency class) and labels, made once for every
+    iteration."""
+    from ..policies import urgency_class
+    workers, servers = jp.workers, jp.servers
+    N, S = len(workers), len(servers)
+    tensors = model.tensors()                  # (layer, Tensor)
+    K = jp.lanes = max(1, int(lanes))
+    push_conn = {(w, s, c): plan.conn(workers[w], servers[s], jid)
+                 for w in range(N) for s in range(S) for c in range(K)}
+    pull_conn = {(s, w, c): plan.conn(servers[s], workers[w], jid)
+                 for s in range(S) for w in range(N) for c in range(K)}
+    jp.bytes_per_iteration = 2 * N * model.bytes
+    slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
+    if slice_b:                    # counted before any is made
+        n = sum(slices(t.bytes, slice_b, partitions) for _, t in tensors)
+        if n > MAX_SLICES:
+            raise ConfigError(
+                'job %s: slice_mb %g cuts %s into %d sends an '
+                'iteration; at most %d (a larger slice_mb)'
+                % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
+    pieces = ps_pieces(tensors, model.bytes, slice_b, partitions)
+    piece_class = urgency_class(
+        [ti / len(tensors) if spec.lanes_by == 'position' else u
+         for ti, _, _, _, u in pieces], K).tolist() if pieces else []
+    piece_label = [('push ' + name, 'pull ' + name)
+                   for _, _, name, _, _ in pieces]
+    return {'push_conn': push_conn, 'pull_conn': pull_conn,
+            'pieces': pieces, 'piece_class': piece_class,
+            'piece_label': piece_label, 'tensors': len(tensors)}
+
+
+def _ps_sends(plan, spec, jid, k, cf, workers, servers, bwd, prophet, ps,
+              received, ready):
+    """Iteration k of a parameter-server job: each piece pushed by every
+    worker once its layer's backward pass is done, and pulled back by
+    every worker once all pushes of it arrived."""
+    N, S = len(workers), len(servers)
+    n_tensors = ps['tensors']
+    prio_order = spec.send_order == 'priority'
+    nth = {}                          # tensor -> slices so far
+    for (ti, li, name, size, u), c, (push_label, pull_label) in \
+            zip(ps['pieces'], ps['piece_class'], ps['piece_label']):
+        s = ti % S
+        part = nth[ti] = nth.get(ti, -1) + 1
+        pushes = [plan.add('send', workers[w], jid, k,
+                           deps=[bwd[w][li]], dst=servers[s],
+                           bytes=size, coflow=cf,
+                           conn=ps['push_conn'][(w, s, c)],
+                           label=push_label, prio=li,
+                           worker=w, urgency=u,
+                           position=ti / n_tensors,
+                           order=u if prio_order else None,
+                           prophet=_gradient(plan, bwd[w], prophet,
+                                             ti, part))
+                  for w in range(N)]
+        for w in range(N):
+            pull = plan.add('send', servers[s], jid, k, deps=pushes,
+                            dst=workers[w], bytes=size, coflow=cf,
+                            conn=ps['pull_conn'][(s, w, c)],
+                            label=pull_label, prio=li,
+                            worker=w, urgency=u,
+                            position=ti / n_tensors,
+                            order=u if prio_order else None)
+            ready[w][li].append(pull)
+            received[w].append(pull)
+
+
+def _ring_setup(plan, spec, jid, jp, model):
+    """A ring all-reduce job's connections (each worker to the next) and
+    its gradient buckets in backward order, each with the urgency and
+    position of the front-most layer it carries."""
+    workers = jp.workers
+    N = len(workers)
+    layers = model.layers
+    tensors = model.tensors()                  # (layer, Tensor)
+    start = urgencies_from(tensors, model.bytes)
+    ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
+                 for w in range(N)]
+    buckets, cur, size = [], [], 0
+    cap = spec.bucket_mb * 2 ** 20
+    for li in range(len(layers) - 1, -1, -1):
+        for t in layers[li].tensors:
+            cur.append(li)
+            size += t.bytes
+        if cur and size >= cap:
+            buckets.append((min(cur), sorted(set(cur)), size))
+            cur, size = [], 0
+    if cur:
+        buckets.append((min(cur), sorted(set(cur)), size))
+    jp.buckets = tuple(b[2] for b in buckets)
+    layer_start, layer_pos = {}, {}
+    for ti, (li, _) in enumerate(tensors):
+        layer_start.setdefault(li, float(start[ti]))
+        layer_pos.setdefault(li, ti / len(tensors))
+    steps = 2 * (N - 1)
+    jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
+                                 for b in jp.buckets)
+    return {'conn': ring_conn, 'buckets': buckets,
+            'layer_start': layer_start, 'layer_pos': layer_pos}
+
+
+def _ring_sends(plan, spec, jid, k, cf, workers, bwd, prophet, ring,
+                received, ready):
+    """Iteration k of a ring all-reduce job: each bucket's 2(N-1) steps
+    around the ring, step s of a worker after step s-1 of the one before
+    it arrived."""
+    N = len(workers)
+    steps = 2 * (N - 1)
+    prio_order = spec.send_order == 'priority'
+    layer_start, layer_pos = ring['layer_start'], ring['layer_pos']
+    for bi, (first, blayers, size) in enumerate(ring['buckets']):
+        chunk = math.ceil(size / N)
+        prev = [None] * N
+        for st in range(steps):
+            cur = []
+            label = 'bucket%d step%d' % (bi, st)
+            for w in range(N):
+                dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
+                cur.append(plan.add(
+                    'send', workers[w], jid, k, deps=[dep],
+                    dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
+                    conn=ring['conn'][w], label=label,
+                    prio=first, worker=(w + 1) % N,
+                    urgency=layer_start[first],
+                    position=layer_pos[first],
+                    order=layer_start[first] if prio_order else None,
+                    prophet=_gradient(plan, bwd[w], prophet, bi)
+                    if st == 0 else None))
+            prev = cur
+        for w in range(N):
+            got = prev[(w - 1) % N]     # last all-gather step at w
+            received[w].append(got)
+            for li in blayers:
+                ready[w][li].append(got)
 
 
 def _prophet_knobs(spec):
