@@ -521,63 +521,22 @@ def stable_classes(rank, current, q, group=None, release_floor=False,
     """Classes for coflows in rank order (lower rank first; equal ranks
     may share a class) that move as few running coflows as possible.
 
-    Re-marking a running TCP connection into another class reorders its
-    packets (the old queue drains after the new one), which the emulator
-    pays for in spurious retransmissions. So: walk the coflows in rank
-    order. One that already has a class keeps it if that is consistent
-    with the order so far (classes only need to increase, not to be
-    dense; a tie it already had with the coflow before it may stay if
-    both are of one ``group``, below) and pushes at most one running
-    coflow behind it down. Any other is placed
-    just above the coflow before it, pushing running coflows behind it
-    down where it must: a demotion does not reorder a connection's packets
-    (its queued packets are in the higher class and leave first), and
-    ties between coflows the policy ranks apart are the emulator's
-    infidelity to the policy (a new coflow tied with a running one
-    instead shared the link with it; on three ring jobs under SEBF that
-    cost the emulator 92% per-coflow error against the simulator). The
-    exception is a coflow of the same ``group`` (job) as the coflow
-    before it: it ties with that one rather than push a running coflow
-    down. A job's next iteration starts while the last one's tail is
-    still reported running; the two follow each other on the same
-    connections, whose order is their own, and pushing the other jobs
-    down at every iteration would walk every class to Q-1 (measured:
-    after six iterations SEBF's three jobs all shared class 7). Where Q
-    classes do not suffice the rest share class Q-1, so a push moves at
-    most Q-1 coflows. Classes only move down, so with a policy whose
-    every new coflow ranks last (FIFO) they drift to Q-1 and tie there;
-    compacting them (the dense mapping once the drift ties coflows
-    ranked apart) was tried and made the emulator worse: the promotions
-    reorder packets (FIFO on three jobs: per-coflow error 40% -> 54-145%
-    against the simulator). With many coflows, one that overtakes many others
-    moves itself, not them. With no current classes this is exactly the
-    dense mapping min(dense rank, Q - 1).
+    Re-marking a running connection into a higher class reorders its
+    packets on the emulator; a demotion does not. So a coflow that has a
+    class keeps it where that agrees with the order so far (pushing at
+    most one running coflow behind it down); any other goes just above
+    the coflow before it, pushing running coflows behind it down. A
+    coflow of the same ``group`` (job) as the one before it ties with it
+    rather than push. Past Q classes the rest share class Q-1. With no
+    current classes this is the dense mapping min(dense rank, Q - 1).
 
-    ``share`` (the experiment's ``class_map: share``): where a coflow
-    would have to push running coflows down to get a class of its own
-    after the coflow ranked before it, and the running coflows ranked
-    after it (counted by distinct rank) outnumber the classes left after
-    that one, so that the push would end in a tie at Q-1 anyway, it
-    shares the class of the coflow before it instead, and keeps sharing
-    while that holds (a demotion when it stops). Either way two coflows
-    ranked apart tie; but each push moves every coflow behind it one
-    class down for good, and a run of them walks the classes to the
-    floor: a job's next iteration ranked behind a nearly finished coflow
-    and ahead of coflows starved behind both pushes all of those down at
-    every iteration, until every coflow shares Q-1 (Sincronia on
-    experiments/beamer.yaml: six coflows in class 7 after 0.6 s). Sharing
-    with the coflow before costs that one's tail instead. Where room is
-    left it pushes as stable placement does. Measured in the simulator,
-    average CCT against the full order (``queues: exact``), stable /
-    share: Sincronia on experiments/beamer.yaml 1.137x / 1.000x, SEBF
-    1.127x / 0.992x, Aalo on fidelity/d4-mixed 1.224x / 1.035x. Where
-    every new coflow ranks last (FIFO) nothing is pushed and both drift
-    alike.
+    ``share`` (the experiment's ``class_map: share``): where the push
+    would only end in a tie at Q-1, the coflow shares the class of the
+    one before it instead. ``release_floor`` (the measuring knob
+    ``scheduler.floor_release``): of the coflows ranked apart at the last
+    class, the first is placed anew (a promotion).
 
-    ``release_floor`` (the backends set it from the experiment's measuring
-    knob ``scheduler.floor_release``, docs/emulation.md, "What the emulator
-    resolves"): of coflows ranked apart at the last class, the first is
-    placed anew, as a new coflow would be (a promotion)."""
+    Why, and what was tried and measured: docs/policies.md#class-maps."""
     C = len(rank)
     out = np.empty(C, dtype=np.int64)
     idx = np.argsort(rank, kind='stable')

@@ -205,54 +205,6 @@ def stages(model, pp):
     return list(zip(cuts[:-1], cuts[1:]))
 
 
-# ---------------------------------------------------------------- placing
-
-def place(spec, g, hosts, free, rng, plan, where='experiment'):
-    """A collective job's hosts: as listed, or packed or random with
-    every tensor-parallel group inside one leaf (or pod, as
-    ``tp_within`` says); a ConfigError explains a group that does not
-    fit. Records each host's leaf switch in ``plan.leaf_of``."""
-    from . import taskgraph
-    where_file = where
-    par = spec.collective
-    for h in hosts:
-        plan.leaf_of.setdefault(h, next(iter(g.neighbors(h))))
-    if isinstance(spec.placement, tuple) or par.tp == 1 or \
-            par.tp_within == 'any':
-        return taskgraph._place(spec, spec.workers, hosts, free, rng)
-    key = (lambda h: plan.leaf_of[h]) if par.tp_within == 'leaf' else \
-        (lambda h: g.nodes[h].get('pod'))
-    where = 'leaf' if par.tp_within == 'leaf' else 'pod'
-    domains = {}
-    for h in hosts:
-        domains.setdefault(key(h), []).append(h)
-    taken = set()
-    chosen = []
-    for gi in range(spec.workers // par.tp):
-        room = [dom for dom, hs in domains.items()
-                if sum(h in free and h not in taken for h in hs) >= par.tp]
-        if not room:
-            most = max(sum(h in free and h not in taken for h in hs)
-                       for hs in domains.values())
-            size = max(len(hs) for hs in domains.values())
-            raise ConfigError(
-                '%s: job %s: parallelism: tp: tensor-parallel group %d of %d '
-                'hosts must be under one %s; the most free hosts any %s has '
-                'is %d (a %s has %d hosts): use fewer jobs or a smaller tp, '
-                'or parallelism: {tp_within: %s}'
-                % (where_file, spec.id, gi, par.tp, where, where, most, where,
-                   size, 'pod' if where == 'leaf' else 'any'))
-        dom = room[int(rng.integers(len(room)))] \
-            if spec.placement == 'random' else room[0]
-        group = [h for h in domains[dom] if h in free and h not in taken]
-        group = group[:par.tp]
-        taken.update(group)
-        chosen += group
-    for h in chosen:
-        free.discard(h)
-    return chosen
-
-
 # ---------------------------------------------------------------- building
 
 class _Job:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import models, trace
+from . import models, placement, trace
 from .. import topology as topo
 from ..errors import ConfigError
 
@@ -154,7 +154,7 @@ class Plan:
     instant_coflows: dict = field(default_factory=dict)
     # job -> {'candidates', 'chosen', 'by'}: placements a policy chose
     placements: dict = field(default_factory=dict)
-    # host -> its leaf switch, for collective jobs' groups (parallelism)
+    # host -> its leaf switch, for collective jobs' groups (placement)
     leaf_of: dict = field(default_factory=dict)
 
     def add(self, kind, host, job, it, **kw):
@@ -217,28 +217,6 @@ def analytical_comm_s(model, pattern, workers, link_bps, shards=1,
     return max(busiest, S) * 8 / link_bps
 
 
-def _place(job, need, hosts, free, rng):
-    if isinstance(job.placement, tuple):
-        taken = [h for h in job.placement if h not in free]
-        if taken:
-            raise ConfigError('job %s: placement host %s is already used by '
-                              'another job' % (job.id, taken[0]))
-        chosen = list(job.placement)
-    else:
-        pool = [h for h in hosts if h in free]
-        if len(pool) < need:
-            raise ConfigError('job %s: needs %d free hosts, %d are left'
-                              % (job.id, need, len(pool)))
-        if job.placement == 'random':
-            chosen = [pool[i] for i in rng.choice(len(pool), need,
-                                                  replace=False)]
-        else:
-            chosen = pool[:need]
-    for h in chosen:
-        free.discard(h)
-    return chosen
-
-
 def build(exp, with_trace=True):
     """The task graph of an experiment's jobs and tuning groups, and of
     its coflow trace unless ``with_trace`` is false (the simulator runs a
@@ -253,7 +231,7 @@ def build(exp, with_trace=True):
     # cut as BytePS does), else equal slices
     partitions = shape.get('partitions', 'equal')
     net = None
-    placer = _placer(policy, exp)
+    placer = placement.placer(policy, exp)
     free = set(hosts)
     plan = Plan()
     t_arr = 0.0
@@ -281,11 +259,11 @@ def build(exp, with_trace=True):
                                  lanes=shape.get('ps_lanes', 1),
                                  partitions=partitions)
             elif spec.collective is not None:     # tp groups kept close
-                from . import parallelism
-                placed = parallelism.place(spec, g, hosts, free, rng, plan,
-                                           exp.path or exp.name)
+                placed = placement.place_collective(
+                    spec, g, hosts, free, rng, plan, exp.path or exp.name)
             else:
-                placed = _place(spec, _need(spec), hosts, free, rng)
+                placed = placement.place(spec, placement.hosts_needed(spec),
+                                         hosts, free, rng)
             _job(plan, _shaped(spec, shape), spec.id, model, arrival,
                  placed, spec.loss or default_loss(rng), spec.iterations,
                  lanes=shape.get('ps_lanes', 1), seed=exp.seed,
@@ -336,113 +314,16 @@ def _trace(plan, exp, hosts):
                           'nothing to run' % where)
 
 
-def _placer(policy, exp):
-    """Who picks among a job's candidate placements: the flow policy
-    if it places (CASSINI), else a hybrid fabric's circuit scheduler if
-    it places (OSDL), else the flow policy (which takes the first)."""
-    from ..policies import Policy
-    if type(policy).place is not Policy.place or exp.circuits is None:
-        return policy
-    from .. import circuits
-    sched = circuits.make(*exp.circuits)
-    if type(sched).place is circuits.CircuitScheduler.place:
-        return policy
-    return _CircuitPlacer(sched, exp.graph())
-
-
-class _CircuitPlacer:
-    """A circuit scheduler's place() in a flow policy's shape: jobs as
-    JobTraffic (bytes one iteration sends between ToRs) on the fabric's
-    static snapshot."""
-
-    def __init__(self, sched, g):
-        import numpy as np
-        from .. import circuits
-        self.name, self.sched = sched.name, sched
-        f = topo.circuit_fabric(g)
-        self.index = f.tor_index
-        T = len(f.tors)
-        self.snap = circuits.CircuitSnapshot(
-            t=0.0, tors=f.tors, planes=len(f.planes),
-            demand=np.zeros((T, T)), circuits=frozenset(), since={},
-            circuit_bps=f.circuit_bps, packet_bps=np.array(f.packet_bps),
-            reconfig_s=f.reconfig_s)
-
-    def traffic(self, view, sends):
-        from .. import circuits
-        pairs = {}
-        for t in sends:
-            i, j = self.index[t.host], self.index[t.dst]
-            if i != j:
-                pairs[(i, j)] = pairs.get((i, j), 0.0) + float(t.bytes)
-        return circuits.JobTraffic(view.id, view.arrival, pairs,
-                                   view.iterations)
-
-    def place(self, placed, candidates, capacity_bps):
-        return self.sched.place(
-            {j: self.traffic(v, s) for j, (v, s) in placed.items()},
-            [self.traffic(v, s) for v, s in candidates], self.snap)
-
-
 def _choose(plan, policy, spec, model, arrival, free, net, lanes=1,
             partitions='equal'):
-    """The candidate placement the policy picks (Policy.place, or a
-    circuit scheduler's, see _placer) for a job, given the jobs placed
-    before it in the experiment (all taken as present), among the
-    candidates whose hosts are still free. Each candidate is seen as the
-    job's profile and per-link load of one iteration there (a
-    one-iteration plan of the job on those hosts, with the connections'
-    real source ports, so ECMP paths are the run's). The choice is
-    recorded in ``plan.placements``."""
-    open_ = [c for c in spec.candidates if all(h in free for h in c)]
-    if not open_:
-        raise ConfigError('job %s: every candidate placement uses a host '
-                          'another job took' % spec.id)
-    circuit = isinstance(policy, _CircuitPlacer)
-    placed = {j: _seen(plan, j, net, circuit) for j in plan.jobs}
-    views = []
-    for hosts in open_:
+    """The candidate placement the policy picks (placement.choose), each
+    candidate seen as a one-iteration plan of the job on its hosts."""
+    def trial(hosts):
         scratch = Plan(conns=list(plan.conns))
-        _job(scratch, spec, spec.id, model, arrival, list(hosts),
+        _job(scratch, spec, spec.id, model, arrival, hosts,
              (0.1, 0.5, 0.1), 1, lanes=lanes, partitions=partitions)
-        views.append(_seen(scratch, spec.id, net, circuit))
-    i = int(policy.place(placed, views, net.capacity))
-    if not 0 <= i < len(open_):
-        raise ConfigError('job %s: policy %s chose candidate %r of %d'
-                          % (spec.id, policy.name, i, len(open_)))
-    plan.placements[spec.id] = {
-        'candidates': [list(c) for c in spec.candidates],
-        'chosen': spec.candidates.index(open_[i]), 'by': policy.name}
-    for h in open_[i]:
-        free.discard(h)
-    return list(open_[i])
-
-
-def _seen(plan, jid, net, with_sends):
-    v = job_view(plan, jid, net)
-    if not with_sends:
-        return v
-    return v, [t for t in plan.tasks
-               if t.kind == 'send' and t.job == jid and t.iter == 0]
-
-
-def job_view(plan, jid, net):
-    """A job of a plan as a policy sees it when it arrives (JobView):
-    its profile and the bytes its first iteration puts on each link
-    (the paths of its connections in ``net``, a fluid.Network)."""
-    from ..policies import JobView
-    jp = plan.jobs[jid]
-    sends = [t for t in plan.tasks
-             if t.kind == 'send' and t.job == jid and t.iter == 0]
-    paths = [net.path_id(t.host, t.dst, plan.conns[t.conn].sport,
-                         plan.conns[t.conn].dport) for t in sends]
-    return JobView(jid, jp.arrival_s, jp.iterations,
-                   bytes_per_iteration=float(jp.bytes_per_iteration),
-                   iteration_load=net.link_bytes(paths,
-                                                 [t.bytes for t in sends]),
-                   group=jp.group, stage_ends=tuple(jp.stage_ends),
-                   compute_s=jp.compute_s, first_send_s=jp.first_send_s,
-                   pattern=jp.pattern)
+        return scratch
+    return placement.choose(plan, policy, spec, free, net, trial)
 
 
 def _shaped(spec, shape):
@@ -467,10 +348,6 @@ def _shaped(spec, shape):
     if shape.get('lanes_by', 'urgency') != spec.lanes_by:
         kw['lanes_by'] = shape['lanes_by']
     return dataclasses.replace(spec, **kw) if kw else spec
-
-
-def _need(spec):
-    return spec.workers + (spec.ps_shards if spec.pattern == 'ps' else 0)
 
 
 def slices(nbytes, slice_bytes, partitions='equal'):
@@ -556,74 +433,29 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         return parallelism.job(plan, spec, jid, model, arrival, placed, loss,
                                iterations, group=group, gates=gates,
                                stage_ends=stage_ends, seed=seed)
-    from ..policies import urgency_class
     N = spec.workers
     workers = tuple(placed[:N])
     servers = tuple(placed[N:])
     layers = model.layers
     L = len(layers)
-    tensors = model.tensors()                  # (layer, Tensor)
     jp = JobPlan(jid, model.name, spec.pattern, workers, servers,
                  iterations, arrival, loss, 0, model.bytes, group,
                  stage_ends=tuple(stage_ends))
     plan.jobs[jid] = jp
     gates = gates or {}
-    start = urgencies_from(tensors, model.bytes)
     if spec.pattern == 'ps':
-        S = len(servers)
-        K = jp.lanes = max(1, int(lanes))
-        push_conn = {(w, s, c): plan.conn(workers[w], servers[s], jid)
-                     for w in range(N) for s in range(S) for c in range(K)}
-        pull_conn = {(s, w, c): plan.conn(servers[s], workers[w], jid)
-                     for s in range(S) for w in range(N) for c in range(K)}
-        jp.bytes_per_iteration = 2 * N * model.bytes
-        slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
-        if slice_b:                    # counted before any is made
-            n = sum(slices(t.bytes, slice_b, partitions) for _, t in tensors)
-            if n > MAX_SLICES:
-                raise ConfigError(
-                    'job %s: slice_mb %g cuts %s into %d sends an '
-                    'iteration; at most %d (a larger slice_mb)'
-                    % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
-        pieces = ps_pieces(tensors, model.bytes, slice_b, partitions)
-        # each piece's class and labels, made once for every iteration
-        piece_class = urgency_class(
-            [ti / len(tensors) if spec.lanes_by == 'position' else u
-             for ti, _, _, _, u in pieces], K).tolist() if pieces else []
-        piece_label = [('push ' + name, 'pull ' + name)
-                       for _, _, name, _, _ in pieces]
+        ps = _ps_setup(plan, spec, jid, jp, model, lanes, partitions)
+        first_layer = ps['pieces'][0][1]
     else:
-        ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
-                     for w in range(N)]
-        buckets, cur, size = [], [], 0
-        cap = spec.bucket_mb * 2 ** 20
-        for li in range(L - 1, -1, -1):
-            for t in layers[li].tensors:
-                cur.append(li)
-                size += t.bytes
-            if cur and size >= cap:
-                buckets.append((min(cur), sorted(set(cur)), size))
-                cur, size = [], 0
-        if cur:
-            buckets.append((min(cur), sorted(set(cur)), size))
-        jp.buckets = tuple(b[2] for b in buckets)
-        # a bucket's urgency: that of the front-most layer it carries
-        layer_start, layer_pos = {}, {}
-        for ti, (li, _) in enumerate(tensors):
-            layer_start.setdefault(li, float(start[ti]))
-            layer_pos.setdefault(li, ti / len(tensors))
-        steps = 2 * (N - 1)
-        jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
-                                     for b in jp.buckets)
+        ring = _ring_setup(plan, spec, jid, jp, model)
+        first_layer = ring['buckets'][0][0]
     fwd_ms = [layer.forward_ms / 1e3 for layer in layers]
     bwd_ms = [layer.backward_ms / 1e3 for layer in layers]
-    first_layer = pieces[0][1] if spec.pattern == 'ps' else buckets[0][0]
     jp.compute_s = (sum(fwd_ms) + sum(bwd_ms)) * spec.compute_scale
     jp.first_send_s = (sum(fwd_ms) + sum(bwd_ms[first_layer:])) \
         * spec.compute_scale
     params_ready = [[[] for _ in range(L)] for _ in range(N)]  # prev iter
     prev_last = [None] * N
-    prio_order = spec.send_order == 'priority'
     prophet = _prophet_knobs(spec)
     factor = compute_factors(spec, jid, iterations, seed)
     fwd_label = ['F%d' % li for li in range(L)]
@@ -655,66 +487,156 @@ def _job(plan, spec, jid, model, arrival, placed, loss, iterations,
         received = [[] for _ in range(N)]       # per worker, this iteration
         ready = [[[] for _ in range(L)] for _ in range(N)]
         if spec.pattern == 'ps':
-            S = len(servers)
-            nth = {}                          # tensor -> slices so far
-            for (ti, li, name, size, u), c, (push_label, pull_label) in \
-                    zip(pieces, piece_class, piece_label):
-                s = ti % S
-                part = nth[ti] = nth.get(ti, -1) + 1
-                pushes = [plan.add('send', workers[w], jid, k,
-                                   deps=[bwd[w][li]], dst=servers[s],
-                                   bytes=size, coflow=cf,
-                                   conn=push_conn[(w, s, c)],
-                                   label=push_label, prio=li,
-                                   worker=w, urgency=u,
-                                   position=ti / len(tensors),
-                                   order=u if prio_order else None,
-                                   prophet=_gradient(plan, bwd[w], prophet,
-                                                     ti, part))
-                          for w in range(N)]
-                for w in range(N):
-                    pull = plan.add('send', servers[s], jid, k, deps=pushes,
-                                    dst=workers[w], bytes=size, coflow=cf,
-                                    conn=pull_conn[(s, w, c)],
-                                    label=pull_label, prio=li,
-                                    worker=w, urgency=u,
-                                    position=ti / len(tensors),
-                                    order=u if prio_order else None)
-                    ready[w][li].append(pull)
-                    received[w].append(pull)
+            _ps_sends(plan, spec, jid, k, cf, workers, servers, bwd, prophet,
+                      ps, received, ready)
         else:
-            steps = 2 * (N - 1)
-            for bi, (first, blayers, size) in enumerate(buckets):
-                chunk = math.ceil(size / N)
-                prev = [None] * N
-                for st in range(steps):
-                    cur = []
-                    label = 'bucket%d step%d' % (bi, st)
-                    for w in range(N):
-                        dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
-                        cur.append(plan.add(
-                            'send', workers[w], jid, k, deps=[dep],
-                            dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
-                            conn=ring_conn[w], label=label,
-                            prio=first, worker=(w + 1) % N,
-                            urgency=layer_start[first],
-                            position=layer_pos[first],
-                            order=layer_start[first] if prio_order
-                            else None,
-                            prophet=_gradient(plan, bwd[w], prophet, bi)
-                            if st == 0 else None))
-                    prev = cur
-                for w in range(N):
-                    got = prev[(w - 1) % N]     # last all-gather step at w
-                    received[w].append(got)
-                    for li in blayers:
-                        ready[w][li].append(got)
+            _ring_sends(plan, spec, jid, k, cf, workers, bwd, prophet, ring,
+                        received, ready)
         for w in range(N):
             plan.add('mark', workers[w], jid, k,
                      deps=[bwd[w][0]] + received[w], label='iteration',
                      worker=w, loss=round(jp.loss_at(k + 1), 6))
         params_ready = ready
     return jp
+
+
+def _ps_setup(plan, spec, jid, jp, model, lanes, partitions):
+    """A parameter-server job's connections (``lanes`` per worker/shard
+    pair and direction) and the pieces its tensors are sent in, each
+    with its lane (urgency class) and labels, made once for every
+    iteration."""
+    from ..policies import urgency_class
+    workers, servers = jp.workers, jp.servers
+    N, S = len(workers), len(servers)
+    tensors = model.tensors()                  # (layer, Tensor)
+    K = jp.lanes = max(1, int(lanes))
+    push_conn = {(w, s, c): plan.conn(workers[w], servers[s], jid)
+                 for w in range(N) for s in range(S) for c in range(K)}
+    pull_conn = {(s, w, c): plan.conn(servers[s], workers[w], jid)
+                 for s in range(S) for w in range(N) for c in range(K)}
+    jp.bytes_per_iteration = 2 * N * model.bytes
+    slice_b = spec.slice_mb * 2 ** 20 if spec.slice_mb else None
+    if slice_b:                    # counted before any is made
+        n = sum(slices(t.bytes, slice_b, partitions) for _, t in tensors)
+        if n > MAX_SLICES:
+            raise ConfigError(
+                'job %s: slice_mb %g cuts %s into %d sends an '
+                'iteration; at most %d (a larger slice_mb)'
+                % (jid, spec.slice_mb, spec.model, n, MAX_SLICES))
+    pieces = ps_pieces(tensors, model.bytes, slice_b, partitions)
+    piece_class = urgency_class(
+        [ti / len(tensors) if spec.lanes_by == 'position' else u
+         for ti, _, _, _, u in pieces], K).tolist() if pieces else []
+    piece_label = [('push ' + name, 'pull ' + name)
+                   for _, _, name, _, _ in pieces]
+    return {'push_conn': push_conn, 'pull_conn': pull_conn,
+            'pieces': pieces, 'piece_class': piece_class,
+            'piece_label': piece_label, 'tensors': len(tensors)}
+
+
+def _ps_sends(plan, spec, jid, k, cf, workers, servers, bwd, prophet, ps,
+              received, ready):
+    """Iteration k of a parameter-server job: each piece pushed by every
+    worker once its layer's backward pass is done, and pulled back by
+    every worker once all pushes of it arrived."""
+    N, S = len(workers), len(servers)
+    n_tensors = ps['tensors']
+    prio_order = spec.send_order == 'priority'
+    nth = {}                          # tensor -> slices so far
+    for (ti, li, name, size, u), c, (push_label, pull_label) in \
+            zip(ps['pieces'], ps['piece_class'], ps['piece_label']):
+        s = ti % S
+        part = nth[ti] = nth.get(ti, -1) + 1
+        pushes = [plan.add('send', workers[w], jid, k,
+                           deps=[bwd[w][li]], dst=servers[s],
+                           bytes=size, coflow=cf,
+                           conn=ps['push_conn'][(w, s, c)],
+                           label=push_label, prio=li,
+                           worker=w, urgency=u,
+                           position=ti / n_tensors,
+                           order=u if prio_order else None,
+                           prophet=_gradient(plan, bwd[w], prophet,
+                                             ti, part))
+                  for w in range(N)]
+        for w in range(N):
+            pull = plan.add('send', servers[s], jid, k, deps=pushes,
+                            dst=workers[w], bytes=size, coflow=cf,
+                            conn=ps['pull_conn'][(s, w, c)],
+                            label=pull_label, prio=li,
+                            worker=w, urgency=u,
+                            position=ti / n_tensors,
+                            order=u if prio_order else None)
+            ready[w][li].append(pull)
+            received[w].append(pull)
+
+
+def _ring_setup(plan, spec, jid, jp, model):
+    """A ring all-reduce job's connections (each worker to the next) and
+    its gradient buckets in backward order, each with the urgency and
+    position of the front-most layer it carries."""
+    workers = jp.workers
+    N = len(workers)
+    layers = model.layers
+    tensors = model.tensors()                  # (layer, Tensor)
+    start = urgencies_from(tensors, model.bytes)
+    ring_conn = [plan.conn(workers[w], workers[(w + 1) % N], jid)
+                 for w in range(N)]
+    buckets, cur, size = [], [], 0
+    cap = spec.bucket_mb * 2 ** 20
+    for li in range(len(layers) - 1, -1, -1):
+        for t in layers[li].tensors:
+            cur.append(li)
+            size += t.bytes
+        if cur and size >= cap:
+            buckets.append((min(cur), sorted(set(cur)), size))
+            cur, size = [], 0
+    if cur:
+        buckets.append((min(cur), sorted(set(cur)), size))
+    jp.buckets = tuple(b[2] for b in buckets)
+    layer_start, layer_pos = {}, {}
+    for ti, (li, _) in enumerate(tensors):
+        layer_start.setdefault(li, float(start[ti]))
+        layer_pos.setdefault(li, ti / len(tensors))
+    steps = 2 * (N - 1)
+    jp.bytes_per_iteration = sum(steps * N * math.ceil(b / N)
+                                 for b in jp.buckets)
+    return {'conn': ring_conn, 'buckets': buckets,
+            'layer_start': layer_start, 'layer_pos': layer_pos}
+
+
+def _ring_sends(plan, spec, jid, k, cf, workers, bwd, prophet, ring,
+                received, ready):
+    """Iteration k of a ring all-reduce job: each bucket's 2(N-1) steps
+    around the ring, step s of a worker after step s-1 of the one before
+    it arrived."""
+    N = len(workers)
+    steps = 2 * (N - 1)
+    prio_order = spec.send_order == 'priority'
+    layer_start, layer_pos = ring['layer_start'], ring['layer_pos']
+    for bi, (first, blayers, size) in enumerate(ring['buckets']):
+        chunk = math.ceil(size / N)
+        prev = [None] * N
+        for st in range(steps):
+            cur = []
+            label = 'bucket%d step%d' % (bi, st)
+            for w in range(N):
+                dep = bwd[w][first] if st == 0 else prev[(w - 1) % N]
+                cur.append(plan.add(
+                    'send', workers[w], jid, k, deps=[dep],
+                    dst=workers[(w + 1) % N], bytes=chunk, coflow=cf,
+                    conn=ring['conn'][w], label=label,
+                    prio=first, worker=(w + 1) % N,
+                    urgency=layer_start[first],
+                    position=layer_pos[first],
+                    order=layer_start[first] if prio_order else None,
+                    prophet=_gradient(plan, bwd[w], prophet, bi)
+                    if st == 0 else None))
+            prev = cur
+        for w in range(N):
+            got = prev[(w - 1) % N]     # last all-gather step at w
+            received[w].append(got)
+            for li in blayers:
+                ready[w][li].append(got)
 
 
 def _prophet_knobs(spec):
@@ -760,7 +682,8 @@ def _tuning(plan, base, model, arrival, tuning, hosts, free, rng, lanes=1,
         if isinstance(base.placement, tuple) and base.placement and \
                 isinstance(base.placement[0], tuple):   # per configuration
             spec = dataclasses.replace(base, placement=base.placement[c])
-        placed[jid] = _place(spec, _need(base), hosts, free, rng)
+        placed[jid] = placement.place(spec, placement.hosts_needed(base),
+                                      hosts, free, rng)
         losses[jid] = default_loss(rng)
     alive = list(placed)
     ends, start = [], 0

@@ -266,15 +266,15 @@ def test_crosscheck_refuses_a_folder_that_is_not_empty(tmp_path):
 
 def test_reproduce_resumes_its_own_folder_and_refuses_another(tmp_path):
     planned = [str(tmp_path / 'geryon' / 'sim')]
-    cli._check_study_out(str(tmp_path / 'new'), planned)
-    cli._check_study_out(str(tmp_path), planned)         # empty
+    cli.batch._check_study_out(str(tmp_path / 'new'), planned)
+    cli.batch._check_study_out(str(tmp_path), planned)         # empty
     (tmp_path / 'notes.txt').write_text('x')
     from netsched.errors import NetschedError
     with pytest.raises(NetschedError, match='holds no reproduction'):
-        cli._check_study_out(str(tmp_path), planned)
+        cli.batch._check_study_out(str(tmp_path), planned)
     os.makedirs(planned[0])
     (tmp_path / 'geryon' / 'sim' / 'sweep.json').write_text('{}')
-    cli._check_study_out(str(tmp_path), planned)         # its sweep
+    cli.batch._check_study_out(str(tmp_path), planned)         # its sweep
     r = netsched('reproduce', os.path.join(
         ROOT, 'experiments', 'reproduce', 'study.yaml'), '--only', 'geryon',
         '--out', str(tmp_path / 'geryon'))

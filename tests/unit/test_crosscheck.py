@@ -184,7 +184,7 @@ def test_the_emulators_check_only_when_it_runs(monkeypatch, tmp_path,
     from netsched.errors import NetschedError
     from netsched.ns3 import loader
     seen = []
-    monkeypatch.setattr(cli.os, 'geteuid', lambda: euid)
+    monkeypatch.setattr(cli.runs.os, 'geteuid', lambda: euid)
     monkeypatch.setattr(ovs, 'require_running', lambda: seen.append('ovs'))
     monkeypatch.setattr(loader, 'available', lambda: True)
 
@@ -199,11 +199,11 @@ def test_the_emulators_check_only_when_it_runs(monkeypatch, tmp_path,
         '--out', str(tmp_path / 'cc')])
     if checks == ['root']:
         with pytest.raises(NetschedError, match='the emulator needs root'):
-            cli.cmd_crosscheck(a)
+            cli.runs.cmd_crosscheck(a)
         checks = []
     else:
         with pytest.raises(_Stop):
-            cli.cmd_crosscheck(a)
+            cli.runs.cmd_crosscheck(a)
     assert seen == [crosscheck.parse_backends(backends)] + checks
 
 
@@ -218,7 +218,7 @@ def test_ns3_missing_is_said_before_any_run(monkeypatch, tmp_path):
         'crosscheck', 'experiments/crosscheck.yaml', '--backends', 'sim,ns3',
         '--out', str(tmp_path / 'cc')])
     with pytest.raises(NetschedError, match='needs the ns3 package'):
-        cli.cmd_crosscheck(a)
+        cli.runs.cmd_crosscheck(a)
 
 
 def summary(jobs, coflows):

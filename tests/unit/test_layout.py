@@ -18,6 +18,7 @@ BACKENDS = ('netsched.emulator', 'netsched.sim', 'netsched.ns3')
 # the backends only through its dispatch module and child processes
 PIPELINE = ('netsched.pipeline',)
 DISPATCH = 'netsched.pipeline.run'
+# the command line (the cli package, each of its modules) and the dispatch
 UI = ('netsched.cli', DISPATCH)
 # scale: auto runs the simulator and measures the emulator's datapath:
 # the one other pipeline module that reaches both backends
@@ -30,6 +31,8 @@ PLOTTING = ('netsched.pipeline.plots', 'netsched.pipeline.sweep_plots',
             'netsched.pipeline.report')
 COMPUTING = ('metrics', 'experiment', 'stats', 'sweep', 'crosscheck',
              'overrides', 'run', 'fidelity')
+# which hosts each job gets: the task graph builds on it, not back
+PLACEMENT = 'netsched.workload.placement'
 # the pure part of it the experiment loader uses (--set)
 OVERRIDES = 'netsched.pipeline.overrides'
 FRAMEWORKS = ('ryu', 'os_ken', 'eventlet')
@@ -112,13 +115,17 @@ def forbidden(name):
             {n for n, _ in PACKAGE if n.count('.') == 1} - set(HOST))
     elif under(name, ('netsched.workload',)):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
+        if name == PLACEMENT:
+            bad |= {'netsched.workload.taskgraph',
+                    'netsched.workload.parallelism'}
     elif name in (DISPATCH, AUTOSCALE):
         bad |= {'mininet', 'netsched.control'}
     elif under(name, PIPELINE):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS)
-    elif name not in UI and name not in ('netsched', 'netsched.__main__'):
+    elif not under(name, UI) and name not in ('netsched',
+                                               'netsched.__main__'):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS) | set(UI)
-    if not under(name, PIPELINE) and name not in UI + ('netsched.__main__',):
+    if not under(name, PIPELINE + UI + ('netsched.__main__',)):
         # nothing below the pipeline reaches up into it
         bad |= {m for m, _ in PACKAGE if under(m, PIPELINE)} - {
             'netsched.pipeline'}
@@ -260,3 +267,10 @@ def test_rules_catch_a_violation():
                      forbidden('netsched.pipeline.sweep_plots'))
     assert not under('netsched.pipeline.plots',
                      forbidden('netsched.pipeline.report'))
+    assert under('netsched.workload.taskgraph', forbidden(PLACEMENT))
+    assert not under(PLACEMENT, forbidden('netsched.workload.taskgraph'))
+    # every module of the cli package is the command line's
+    assert not under('netsched.emulator.fabric',
+                     forbidden('netsched.cli.fabric'))
+    assert under('netsched.cli.common',
+                 forbidden('netsched.workload.taskgraph'))

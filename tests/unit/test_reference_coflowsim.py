@@ -16,6 +16,7 @@ from netsched.pipeline import experiment, run
 from netsched.policies import make
 from netsched.sim import reference
 from netsched.sim.reference import coflowsim as cs
+from netsched.sim.reference import coflowsim_java as cj
 from netsched.workload.trace import Coflow
 from tests.unit import trace_experiments
 
@@ -86,7 +87,7 @@ def test_the_step_follows_the_port_rate():
 def test_java_random_gives_javas_doubles():
     # new java.util.Random(17).nextDouble(), three times, as Java 17
     # prints them
-    r = cs.JavaRandom(17)
+    r = cj.JavaRandom(17)
     assert [r.next_double() for _ in range(3)] == [
         0.7323115139597316, 0.6973704783607497, 0.08295611145017068]
 
@@ -202,7 +203,7 @@ def steps(x, c, n):
         if x - b == x:
             return x, n, False, 0.0
         x -= b
-        if x <= cs.ZERO:
+        if x <= cj.ZERO:
             return x, k, True, b
     return x, n, False, 0.0
 
@@ -216,7 +217,7 @@ def counts(left, fr, per, fin, last, s):
             if not zero[r] and fin[i] >= q:
                 left[r] -= last[i] if fin[i] == q else per[i]
         for r in range(len(left)):
-            if not zero[r] and left[r] <= cs.ZERO:
+            if not zero[r] and left[r] <= cj.ZERO:
                 zero[r] = q
     return left, zero
 
@@ -229,7 +230,7 @@ def test_drain_rounds_ties_to_even_as_java_does():
     u = 2.0 ** -52
     assert steps(1.5, 1.5 * u, 3)[0] == 1.5 - 6 * u
     assert steps(1.5 + u, 1.5 * u, 3)[0] == 1.5 - 4 * u
-    x, k, done, _ = cs.drain([1.5, 1.5 + u], [1.5 * u] * 2, 3)
+    x, k, done, _ = cj.drain([1.5, 1.5 + u], [1.5 * u] * 2, 3)
     assert x.tolist() == [1.5 - 6 * u, 1.5 - 4 * u] and k.tolist() == [3, 3]
     assert not done.any()
 
@@ -238,13 +239,13 @@ def test_drain_ends_a_flow_where_java_does():
     # 1 MB at a third of a MB a step: after 2 steps about 1/3 MB is left
     # (as rounded), the third step takes it all (min(c, x)): 3 steps, and
     # the last amount is what was left
-    x, k, done, last = cs.drain([MB], [MB / 3], cs.BIG)
+    x, k, done, last = cj.drain([MB], [MB / 3], cj.BIG)
     ref = steps(float(MB), MB / 3, 10)
     assert (k[0], done[0], last[0]) == (3, True, ref[3]) and ref[1] == 3
     assert last[0] == pytest.approx(MB / 3)
     # a flow 1e-3 bytes or less from its end is done: 1 MB + 0.0005 at
     # 1 MB a step ends after 1 step, 0.0005 left over
-    x, k, done, _ = cs.drain([MB + 0.0005], [float(MB)], cs.BIG)
+    x, k, done, _ = cj.drain([MB + 0.0005], [float(MB)], cj.BIG)
     assert (k[0], done[0]) == (1, True) and x[0] == pytest.approx(0.0005)
 
 
@@ -252,13 +253,13 @@ def test_count_down_takes_flows_one_after_the_other():
     # a count of 4 and two flows of 0.25 a step (exact: multiples of the
     # spacing); the second ends in step 2 with 0.1: 4 - 0.5 = 3.5, then
     # 3.5 - 0.25 - 0.1 = 3.15, then 3.15 - 0.25 = 2.9 (as rounded)
-    left, zero = cs.count_down([4.0], np.array([0, 0]), np.array([0.25, 0.25]),
+    left, zero = cj.count_down([4.0], np.array([0, 0]), np.array([0.25, 0.25]),
                                np.array([np.inf, 2.0]), np.array([0.0, 0.1]),
                                3)
     assert left[0] == ((4.0 - 0.25 - 0.25) - 0.25 - 0.1) - 0.25
     assert left[0] == pytest.approx(2.9) and zero[0] == 0
     # a count of 1 at 0.4 a step: 0.6, 0.2, then below 1e-3 in step 3
-    assert cs.count_down([1.0], np.array([0]), np.array([0.4]),
+    assert cj.count_down([1.0], np.array([0]), np.array([0.4]),
                          np.array([np.inf]), np.array([0.0]), 5)[1][0] == 3
 
 
@@ -277,7 +278,7 @@ def test_the_arithmetic_equals_javas_step_by_step():
         c = float(rng.choice([x / rng.integers(1, 50), rng.random() * 1e5,
                               GBIT / 1024 / 3, tie(x), tie(x / 3)]))
         n = int(rng.choice([1, 5, 100, 20000]))
-        got = cs.drain([x], [c], n)
+        got = cj.drain([x], [c], n)
         ref = steps(x, c, n)
         assert (got[1][0], got[2][0]) == (ref[1], ref[2]), (x, c, n)
         assert (got[3][0] if ref[2] else got[0][0]) == \
@@ -295,7 +296,7 @@ def test_the_arithmetic_equals_javas_step_by_step():
         fin = np.array([float(rng.choice([np.inf, rng.integers(1, s + 2)]))
                         for _ in fr])
         last = per * rng.random(len(fr))
-        got = cs.count_down(left, fr, per, fin, last, s)
+        got = cj.count_down(left, fr, per, fin, last, s)
         ref = counts(left, fr, per, fin, last, s)
         assert got[1].tolist() == ref[1], (left, per, fin, s)
         assert [g for g, z in zip(got[0], ref[1]) if not z] == \

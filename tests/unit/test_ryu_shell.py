@@ -801,7 +801,7 @@ def test_the_framework_reaches_the_launcher_from_cli_and_emulator(
     with pytest.raises(Exception, match='framework must be one of'):
         ctl.ryu_command(6653, framework='pox')
     run = []
-    monkeypatch.setattr(cli.os, 'execve', lambda *a: run.append(a))
+    monkeypatch.setattr(cli.fabric.os, 'execve', lambda *a: run.append(a))
     for extra, want in (([], 'ryu'), (['--framework', 'os-ken'], 'os-ken')):
         run.clear()
         cli.main(['controller', '--topology', 'dumbbell,2', '--socket',

@@ -262,7 +262,7 @@ def test_link_load_from_port_counters():
 
 
 def test_status_text_renders_a_decision():
-    from netsched.cli import status_text
+    from netsched.cli.fabric import status_text
     c = core()
     register(c)
     report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)

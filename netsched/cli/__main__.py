@@ -1,0 +1,4 @@
+import sys
+
+from . import main
+sys.exit(main())
