@@ -33,6 +33,7 @@ import yaml
 from . import metrics
 from ..errors import ConfigError, yaml_loader
 from . import overrides, stats, sweep
+from .checker import Checker
 from .paths import safe_name
 
 BACKENDS = ('sim', 'emu')
@@ -74,11 +75,6 @@ class Study:
         return out
 
 
-def _checker(where, d):
-    from .experiment import _Checker
-    return _Checker(where, d)
-
-
 def load(path):
     """The study file at ``path``, every key checked; experiments are
     checked when planned (:func:`plan`)."""
@@ -90,7 +86,7 @@ def load(path):
     except yaml.YAMLError as e:
         raise ConfigError('%s: not valid YAML: %s'
                           % (path, str(e).splitlines()[0])) from None
-    c = _checker(path, d if d is not None else {})
+    c = Checker(path, d if d is not None else {})
     seeds = sweep.parse_seeds(_text(c, 'seeds', '1-5'))
     emu_seeds = sweep.parse_seeds(_text(c, 'emulator_seeds', '1-3'))
     raw = c.items('studies', required=True)
@@ -114,7 +110,7 @@ def _text(c, key, default):
 
 
 def _study(where, d, base):
-    c = _checker(where, d)
+    c = Checker(where, d)
     sid = c.string('id', required=True)
     if not sid or sid != safe_name(sid):
         c.fail('id', 'must be a name safe in a path (letters, digits, '
@@ -140,7 +136,7 @@ def _study(where, d, base):
     if policy not in arms:
         c.fail('policy', '%r is not one of the arms (%s)'
                % (policy, ', '.join(arms)))
-    ac = _checker(where + ': axis', c.get('axis', required=True))
+    ac = Checker(where + ': axis', c.get('axis', required=True))
     key = ac.string('key', required=True)
     values = _values(ac, 'values', required=True)
     emu_values = _values(ac, 'emulator', default=values[:1])
@@ -153,7 +149,7 @@ def _study(where, d, base):
     raw = c.items('claims', required=True)
     claims = []
     for i, r in enumerate(raw):
-        cc = _checker('%s: claims.%d' % (where, i), r)
+        cc = Checker('%s: claims.%d' % (where, i), r)
         pol = cc.string('policy', policy)
         against = cc.string('against', required=True)
         for k, v in (('policy', pol), ('against', against)):
