@@ -451,7 +451,7 @@ def _topology(m, summary):
     """topology: the run's graph in layers, each link coloured and
     widened by its utilisation (link_util); node names up to
     LABEL_NODES nodes."""
-    g = metrics._graph(summary)
+    g = metrics.graph(summary)
     if g is None or not summary['links']:
         return None
     util = link_util(g, summary['links'])
@@ -580,7 +580,7 @@ def _circuits(m, summary):
     if not (m.get('circuits') or {}).get('steps'):
         return None
     sched = metrics.circuit_schedule(m)
-    g = metrics._graph(summary)
+    g = metrics.graph(summary)
     pairs = sorted({x[1:] for x in sched['live']},
                    key=lambda p: (topology._natural(p[0]),
                                   topology._natural(p[1])))

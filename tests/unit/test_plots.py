@@ -115,7 +115,7 @@ def test_the_topology_colours_each_link_by_its_utilisation(demo):
     ax = demo['figs']['topology'][1].axes[0]
     lines, = [c for c in ax.collections if isinstance(c, LineCollection)]
     vals = np.asarray(lines.get_array())
-    g = metrics._graph(s)
+    g = metrics.graph(s)
     util = plots.link_util(g, s['links'])
     assert len(vals) == g.number_of_edges() == 48
     assert sorted(vals) == pytest.approx(sorted(util.values()))
