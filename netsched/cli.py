@@ -348,7 +348,7 @@ def cmd_sweep(a):
 
 def cmd_reproduce(a):
     """Each seed policy against its paper's baselines (a study file)."""
-    from .pipeline import progress, reproduce, sweep
+    from .pipeline import progress, report, reproduce, sweep
     study = reproduce.load(a.study)
     backends = list(reproduce.BACKENDS) if a.backend == 'both' \
         else [a.backend]
@@ -373,12 +373,15 @@ def cmd_reproduce(a):
     old = {sig: signal.signal(sig, _interrupt)
            for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        out = reproduce.run(study, planned, a.out, a.jobs, a.force,
-                            lambda label, metric: progress.SweepProgress(
-                                label=label, metric=metric))
+        reproduce.run(study, planned, a.out, a.jobs, a.force,
+                      lambda label, metric: progress.SweepProgress(
+                          label=label, metric=metric),
+                      lambda root, baseline: report.write(
+                          root, baseline=baseline))
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+    out = report.write(a.out)
     with open(os.path.join(a.out, 'reproduction.md')) as f:
         sys.stdout.write(f.read())
     print('report: %s' % out)
@@ -551,10 +554,12 @@ def cmd_run(a):
     log = _logger()
     for w in warnings:
         log('warning: %s' % w)
-    out, summary = run.execute(exp, out, say=log,
-                               attach=getattr(a, 'attach', None),
-                               command=getattr(a, 'command_line', None),
-                               figures=not getattr(a, 'no_figures', False))
+    result = run.execute(exp, out, say=log,
+                         attach=getattr(a, 'attach', None),
+                         command=getattr(a, 'command_line', None))
+    out, summary = result
+    from .pipeline import report
+    report.write_run(result, figures=not getattr(a, 'no_figures', False))
     print()
     print(run.table(summary))
     print('results: %s' % out)

@@ -181,7 +181,7 @@ def check_args(policies, metric, tie):
 def run_one(exp, out, say=print):
     """One backend under one policy (an Experiment from experiment.load
     with both set); returns its summary."""
-    _, s = run.execute(exp, out, say=say, plots=False)
+    _, s = run.execute(exp, out, say=say)
     return s
 
 

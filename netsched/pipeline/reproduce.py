@@ -203,12 +203,14 @@ def folder(out, s, backend):
     return os.path.join(out, s.id, backend)
 
 
-def run(study, planned, out, jobs=None, force=False, progress=None):
+def run(study, planned, out, jobs=None, force=False, progress=None,
+        done=None):
     """Run each planned sweep into ``OUT/<study>/<backend>`` (resuming
-    one that stopped), write each sweep's report, then the table and the
-    study's report. ``progress(label, metric)``: a SweepProgress per
-    sweep, showing the study's metric."""
-    from . import report
+    one that stopped), then write the table (:func:`write`).
+    ``progress(label, metric)``: a SweepProgress per sweep, showing the
+    study's metric; ``done(folder, baseline)``: called after each sweep,
+    finished or stopped, once its sweep.json is there (the command line
+    writes its report)."""
     os.makedirs(out, exist_ok=True)
     for s, b, specs in planned:
         root = folder(out, s, b)
@@ -227,9 +229,10 @@ def run(study, planned, out, jobs=None, force=False, progress=None):
                             progress('%s/%s' % (s.id, b), s.metric)
                             if progress else None)
         finally:
-            if os.path.isfile(os.path.join(root, 'sweep.json')):
-                report.write(root, baseline=baseline)
-    return write(study, out)
+            if done is not None and os.path.isfile(
+                    os.path.join(root, 'sweep.json')):
+                done(root, baseline)
+    write(study, out)
 
 
 # --- the table ---------------------------------------------------------------
@@ -409,9 +412,8 @@ CSV_COLUMNS = ('study', 'policy', 'against', 'metric', 'backend', 'axis',
 
 
 def write(study, out):
-    """``OUT/reproduction.csv``, ``reproduction.md``, ``reproduce.json``
-    and ``report.html``; returns the report's path."""
-    from . import report
+    """``OUT/reproduction.csv``, ``reproduction.md`` and
+    ``reproduce.json`` (its report.html: report.write)."""
     rows = table(study, out)
     heads = headline(study, rows)
     with open(os.path.join(out, 'reproduction.csv'), 'w', newline='') as f:
@@ -434,7 +436,6 @@ def write(study, out):
             '%Y-%m-%d %H:%M:%S'), 'studies': [s.id for s in
                                               study['studies']]}, f,
                   indent=1)
-    return report.write(out)
 
 
 def unfinished(study, out):
@@ -442,7 +443,6 @@ def unfinished(study, out):
     interrupted, or left without a row by a killed sweep), each row with
     its ``study`` and ``backend``: they count in no speed-up, and say
     so."""
-    from .report import _unfinished
     left = []
     for s in study['studies']:
         for b in BACKENDS:
@@ -453,7 +453,7 @@ def unfinished(study, out):
             rows = sweep.read_rows(path, root) if os.path.isfile(path) \
                 else []
             left += [dict(r, study=s.id, backend=b)
-                     for r in _unfinished(root, rows)
+                     for r in sweep.unfinished(root, rows)
                      if r.get('status') != 'ok']
     return left
 

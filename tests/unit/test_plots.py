@@ -22,12 +22,15 @@ def simulate(tmp_path_factory, name, draw=False):
     summary as summary.json has it, and its figures by name."""
     exp = experiment.load(os.path.join(ROOT, 'experiments', name + '.yaml'),
                           backend='sim')
-    d, s = run.execute(exp, str(tmp_path_factory.mktemp(name)),
-                       say=lambda *_: None, plots=draw)
+    result = run.execute(exp, str(tmp_path_factory.mktemp(name)),
+                         say=lambda *_: None)
+    if draw:
+        report.write_run(result)
+    d, s = result
     m = metrics.from_log(os.path.join(d, 'events.jsonl'))
     summary = metrics.load_summary(d)
     figs = plots.run_figures(m, summary)
-    return {'dir': d, 'm': m, 'summary': summary, 'plots': s['plots'],
+    return {'dir': d, 'm': m, 'summary': summary, 'plots': s.get('plots'),
             'names': [n for n, _, _ in figs],
             'figs': {n: (caption, fig) for n, caption, fig in figs}}
 
@@ -43,7 +46,7 @@ def beamer(tmp_path_factory):          # tuning stages
 
 
 @pytest.fixture(scope='module')
-def pair(tmp_path_factory):            # CASSINI's circles; run.execute draws
+def pair(tmp_path_factory):            # CASSINI's circles; write_run draws
     return simulate(tmp_path_factory, 'cassini-pair', draw=True)
 
 
