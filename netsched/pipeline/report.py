@@ -389,8 +389,7 @@ def _reproduce(path, baseline=None):
 
 
 def _crosscheck(path, baseline=None):
-    from . import crosscheck, metrics
-    from . import plots
+    from . import crosscheck, crosscheck_plots, metrics
     rep = _read_json(os.path.join(path, 'crosscheck.json'),
                      'crosscheck.json')
     bs = crosscheck.backends_of(rep)
@@ -411,7 +410,7 @@ def _crosscheck(path, baseline=None):
             if not heading.startswith('ns-3') else heading,
             'pairs': _crosscheck_pairs(rep, bs) if complete else None,
             'table': crosscheck.table(rep) if complete else None,
-            'figures': plots.crosscheck_figures(rep, summaries)}
+            'figures': crosscheck_plots.crosscheck_figures(rep, summaries)}
 
 
 def _crosscheck_pairs(rep, bs):
@@ -439,9 +438,7 @@ def _crosscheck_pairs(rep, bs):
 
 
 def _compare(path, baseline=None):
-    from . import metrics
-    from . import plots
-    from . import shapes
+    from . import crosscheck_plots, metrics, shapes
     rep = sweep.read_json(os.path.join(path, 'compare.json'),
                           shapes.COMPARE, 'a compare record')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
@@ -450,7 +447,7 @@ def _compare(path, baseline=None):
                 rep.get('incomplete', {}).items())],
             'stats': sorted(metrics.error_stats(
                 [tuple(r) for r in rep['rows']]).items()),
-            'figures': plots.compare_figures(rep)}
+            'figures': crosscheck_plots.compare_figures(rep)}
 
 
 def write_compare(out_dir, a, b, sa, sb, rows):

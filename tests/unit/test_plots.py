@@ -12,7 +12,7 @@ from matplotlib.collections import LineCollection, QuadMesh
 
 from netsched import ROOT
 from netsched.pipeline import crosscheck, experiment, metrics, run
-from netsched.pipeline import plots, report
+from netsched.pipeline import crosscheck_plots, plots, report
 
 BASE = ['iteration_cdf', 'jct', 'link_utilization', 'cct_cdf', 'topology']
 
@@ -227,7 +227,7 @@ def test_crosscheck_figures_of_an_interrupted_crosscheck(pair):
                  ('sim', 'fair'): s}
     report = {'metric': 'avg_jct_s', 'totals': {
         'sim': {'cassini': 1.0, 'fair': 1.2}, 'emu': {'cassini': 1.1}}}
-    figs = {n: fig for n, _, fig in plots.crosscheck_figures(report,
+    figs = {n: fig for n, _, fig in crosscheck_plots.crosscheck_figures(report,
                                                              summaries)}
     assert list(figs) == ['crosscheck_totals', 'crosscheck_scatter',
                           'crosscheck_errors']
@@ -254,7 +254,7 @@ def test_crosscheck_figures_of_an_interrupted_crosscheck(pair):
 def test_crosscheck_figures_of_the_simulator_alone(pair):
     s = pair['summary']
     report = {'metric': 'avg_jct_s', 'totals': {'sim': {'cassini': 1.0}}}
-    names = [n for n, _, _ in plots.crosscheck_figures(
+    names = [n for n, _, _ in crosscheck_plots.crosscheck_figures(
         report, {('sim', 'cassini'): s})]
     assert names == ['crosscheck_totals']
-    assert plots.crosscheck_figures({'metric': 'avg_jct_s'}, {}) == []
+    assert crosscheck_plots.crosscheck_figures({'metric': 'avg_jct_s'}, {}) == []
