@@ -48,7 +48,7 @@ sys.path.insert(0, ROOT)
 
 from netsched.errors import ConfigError  # noqa: E402
 from netsched.pipeline import crosscheck, experiment, overrides  # noqa: E402
-from netsched.pipeline import fidelity  # noqa: E402
+from netsched.pipeline import fidelity, metrics  # noqa: E402
 from netsched.pipeline.fidelity import (  # noqa: E402
     METRIC, POLICIES, TARGET, TIE)
 
@@ -158,7 +158,7 @@ def main(argv=None):
                         rec = {'experiment': n, 'backend': 'emu',   # go on
                                'policy': p, 'rep': rep, 'total': None,
                                'error': '%s: %s' % (type(e).__name__, e),
-                               'diag': fidelity.diagnostics(out)}
+                               'diag': metrics.diagnostics(out)}
                     records.append(rec)
                     log.write(json.dumps(rec) + '\n')
                     log.flush()

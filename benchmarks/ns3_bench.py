@@ -52,7 +52,7 @@ def demo():
                           backend='ns3')
     out = os.path.join(ROOT, 'results', 'bench-ns3-demo')
     t0 = time.monotonic()
-    _, s = run.execute(exp, out, say=lambda *a: None, plots=False)
+    _, s = run.execute(exp, out, say=lambda *a: None)
     wall = time.monotonic() - t0
     with open(os.path.join(out, 'run.json')) as f:
         info = json.load(f)['backend_info']

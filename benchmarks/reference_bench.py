@@ -64,7 +64,7 @@ def _netsched(base, pol, trace, limit):
     out_dir = os.path.join(ROOT, 'results', 'bench-reference-%s-%s'
                            % (exp.model, pol))
     t0 = time.monotonic()
-    out, s = run.execute(exp, out_dir, say=lambda m: None, plots=False)
+    out, s = run.execute(exp, out_dir, say=lambda m: None)
     wall = time.monotonic() - t0
     with open(os.path.join(out, 'run.json')) as f:
         model_s = json.load(f)['backend_info'].get('model_s')

@@ -110,7 +110,7 @@ def main(argv=None):
     table, pairs = {}, {}
     with open(os.path.join(out, 'runs.jsonl'), 'a') as log:
         for name, path in paths.items():
-            d = experiment._load_yaml(path)
+            d = experiment.load_yaml(path)
             if not d.get('jobs'):
                 say('%s: no jobs (a trace): skipped' % name)
                 continue

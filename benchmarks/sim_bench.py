@@ -149,7 +149,7 @@ def scale_one(k):
             marks['plan'] = time.monotonic()
     out, s = run.execute(exp, os.path.join(ROOT, 'results',
                                            'bench-sim-scale-k%d' % k),
-                         say=say, plots=False)
+                         say=say)
     wall = time.monotonic() - t0
     with open(os.path.join(out, 'run.json')) as f:
         rj = json.load(f)
@@ -225,7 +225,7 @@ def trace_run(pol, exp, res, save):
     added to res['trace'][pol] (saved, printed); returns its wall s."""
     out_dir = os.path.join(ROOT, 'results', 'bench-sim-fb-' + pol)
     c0, t0 = time.process_time(), time.monotonic()
-    out, s = run.execute(exp, out_dir, say=lambda m: None, plots=False)
+    out, s = run.execute(exp, out_dir, say=lambda m: None)
     wall, cpu = time.monotonic() - t0, time.process_time() - c0
     with open(os.path.join(out, 'run.json')) as f:
         sim_wall = json.load(f)['wall_s']
@@ -374,7 +374,7 @@ def main():
     t0 = time.monotonic()
     out, s = run.execute(exp, os.path.join(ROOT, 'results',
                                            'bench-sim-k16'),
-                         say=lambda m: None, plots=False)
+                         say=lambda m: None)
     wall = time.monotonic() - t0
     res['fattree'] = {'hosts': 1024, 'jobs': len(jobs),
                       'flows': s['flows']['count'], 'wall_s': wall}

@@ -29,8 +29,7 @@ def emu(name, jobs, topology='fattree,4'):
         'link_gbps': 10, 'scale': SCALE, 'policy': 'fair', 'jobs': jobs,
         'timeout_s': 300}, name + '.yaml')
     out, s = run.execute(exp, os.path.join(ROOT, 'results', 'bench-wl-' +
-                                           name), say=lambda m: None,
-                         plots=False)
+                                           name), say=lambda m: None)
     with open(os.path.join(out, 'run.json')) as f:
         info = json.load(f)['backend_info']
     return s, info

@@ -200,21 +200,21 @@ def hybrid(racks, hosts_per_rack, circuits=1, spines=1, oversub=4,
 def circuit(plane, a, b):
     """A circuit of an OCS plane between two ToRs, as routing and the
     backends name it: (plane, ToR, ToR), the ToRs in natural order."""
-    a, b = sorted((a, b), key=_natural)
+    a, b = sorted((a, b), key=natural)
     return (plane, a, b)
 
 
 def planes(g):
     """The optical circuit switches of a hybrid fabric (none elsewhere)."""
     return sorted((n for n, d in g.nodes(data=True) if d['role'] == OCS),
-                  key=_natural)
+                  key=natural)
 
 
 def tors(g):
     """The switches with circuit ports (a hybrid fabric's ToRs)."""
     out = {u if g.nodes[v]['role'] == OCS else v
            for u, v, d in g.edges(data=True) if d.get('circuit')}
-    return sorted(out, key=_natural)
+    return sorted(out, key=natural)
 
 
 CircuitFabric = collections.namedtuple(
@@ -330,15 +330,17 @@ def parse_spec(spec, link_bps=None):
 
 def hosts(g):
     return sorted((n for n, d in g.nodes(data=True) if d['role'] == HOST),
-                  key=_natural)
+                  key=natural)
 
 
 def switches(g):
     return sorted((n for n, d in g.nodes(data=True) if d['role'] != HOST),
-                  key=_natural)
+                  key=natural)
 
 
-def _natural(name):
+def natural(name):
+    """A sort key for node names: runs of digits compare as numbers (h2
+    before h10)."""
     out, num = [], ''
     for ch in name + '\0':
         if ch.isdigit():
@@ -405,7 +407,7 @@ _LIVE = weakref.WeakKeyDictionary()
 
 def link_id(u, v):
     """A stable name for an undirected link: 'a-b' with a < b naturally."""
-    a, b = sorted((u, v), key=_natural)
+    a, b = sorted((u, v), key=natural)
     return '%s-%s' % (a, b)
 
 

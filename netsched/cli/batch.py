@@ -140,7 +140,7 @@ def reproduce_args(p):
 
 def cmd_reproduce(a):
     """Each seed policy against its paper's baselines (a study file)."""
-    from ..pipeline import progress, reproduce, sweep
+    from ..pipeline import progress, report, reproduce, sweep
     study = reproduce.load(a.study)
     backends = {'both': ['sim', 'emu'], 'all': list(reproduce.BACKENDS)
                 }.get(a.backend, [a.backend])
@@ -166,12 +166,15 @@ def cmd_reproduce(a):
     old = {sig: signal.signal(sig, _interrupt)
            for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        out = reproduce.run(study, planned, a.out, a.jobs, a.force,
-                            lambda label, metric: progress.SweepProgress(
-                                label=label, metric=metric))
+        reproduce.run(study, planned, a.out, a.jobs, a.force,
+                      lambda label, metric: progress.SweepProgress(
+                          label=label, metric=metric),
+                      lambda root, baseline: report.write(
+                          root, baseline=baseline))
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+    out = report.write(a.out)
     with open(os.path.join(a.out, 'reproduction.md')) as f:
         sys.stdout.write(f.read())
     print('report: %s' % out)

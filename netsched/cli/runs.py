@@ -55,10 +55,12 @@ def cmd_run(a):
     log = common.logger()
     for w in warnings:
         log('warning: %s' % w)
-    out, summary = run.execute(exp, out, say=log,
-                               attach=getattr(a, 'attach', None),
-                               command=getattr(a, 'command_line', None),
-                               figures=not getattr(a, 'no_figures', False))
+    result = run.execute(exp, out, say=log,
+                         attach=getattr(a, 'attach', None),
+                         command=getattr(a, 'command_line', None))
+    out, summary = result
+    from ..pipeline import report
+    report.write_run(result, figures=not getattr(a, 'no_figures', False))
     print()
     print(run.table(summary))
     print('results: %s' % out)

@@ -188,4 +188,4 @@ class CircuitControl:
 
 def _listed(circuits):
     return [list(c) for c in sorted(circuits, key=lambda c: [
-        topo._natural(x) for x in c])]
+        topo.natural(x) for x in c])]

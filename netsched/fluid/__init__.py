@@ -263,8 +263,8 @@ class Network:
         self.links = []
         for u, v, d in g.edges(data=True):
             self.links += [(u, v, d['capacity_bps']), (v, u, d['capacity_bps'])]
-        self.links.sort(key=lambda x: (topo._natural(x[0]),
-                                       topo._natural(x[1])))
+        self.links.sort(key=lambda x: (topo.natural(x[0]),
+                                       topo.natural(x[1])))
         self.index = {(u, v): i for i, (u, v, _) in enumerate(self.links)}
         self.capacity = np.array([c for _, _, c in self.links], float)
         self.names = ['%s->%s' % (u, v) for u, v, _ in self.links]

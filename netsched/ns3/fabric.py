@@ -44,7 +44,7 @@ class Fabric:
         self.ns, self.core, self.g = ns, core, g
         self.queues = queues
         self.mtu = mtu
-        names = sorted(g.nodes, key=topo._natural)
+        names = sorted(g.nodes, key=topo.natural)
         self.hosts = topo.hosts(g)
         self.node = {}
         self.router = {}
@@ -63,8 +63,8 @@ class Fabric:
         self.iface = {}            # (u, v) -> its interface index on u
         self.meter = {}            # (u, v) -> core.PortMeter of u's port
         for u, v, d in sorted(g.edges(data=True),
-                              key=lambda e: (topo._natural(e[0]),
-                                             topo._natural(e[1]))):
+                              key=lambda e: (topo.natural(e[0]),
+                                             topo.natural(e[1]))):
             p2p.SetDeviceAttribute('DataRate', ns.DataRateValue(
                 ns.DataRate(int(d['capacity_bps']))))
             p2p.SetChannelAttribute('Delay', ns.TimeValue(ns.Seconds(

@@ -54,8 +54,11 @@ def run(exp, backend='sim', out=None, *, policy=None, seed=None,
     out = os.fspath(out) if out is not None else runmod.default_out(e)
     runmod.check_out(out, force, own='run')
     say = (lambda msg: None) if quiet else print
-    out, _ = runmod.execute(e, out, say=say, plots=report)
-    return out
+    result = runmod.execute(e, out, say=say)
+    if report:                   # matplotlib only for runs that draw
+        from . import report as page
+        page.write_run(result)
+    return result[0]
 
 
 def sweep(exp, policies=('fair',), seeds=(1,), out=None, *, backend='sim',

@@ -181,7 +181,7 @@ def check_args(policies, metric, tie):
 def run_one(exp, out, say=print):
     """One backend under one policy (an Experiment from experiment.load
     with both set); returns its summary."""
-    _, s = run.execute(exp, out, say=say, plots=False)
+    _, s = run.execute(exp, out, say=say)
     return s
 
 
@@ -236,10 +236,8 @@ def emulator_health(out, summary):
     finished and how many were in flight then, and the controller's
     decisions with the slowest one's time to the switches. A
     disagreement is read against these (docs/emulation.md)."""
-    # fidelity imports this module: imported here, not at the top
-    from . import fidelity
-    info = fidelity.backend_info(out) or {}
-    d = fidelity.diagnostics(out, info)
+    info = metrics.backend_info(out) or {}
+    d = metrics.diagnostics(out, info)
     rto = info.get('tcp_rto_recovery_s_by_connection') or {}
     worst = max(rto, key=rto.get) if rto else None
     gap = summary.get('longest_gap') or {}

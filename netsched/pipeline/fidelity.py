@@ -8,7 +8,7 @@ from here), and what is computed from finished runs' summaries:
 
   - per run, its per-job JCT and per-coflow CCT errors against the
     simulator's (one per simulator packet model) and the emulator's TCP
-    diagnostics (run.json): ``emu_record``, ``diagnostics``;
+    diagnostics (run.json, metrics.diagnostics): ``emu_record``;
   - per experiment and policy, those errors over the reps as spreads,
     marked against the targets, and per experiment in how many reps the
     backends rank the policies the same way: ``matrix``;
@@ -24,7 +24,6 @@ benchmarks/sensitivity_bench.py run the experiments and print these.
 """
 import copy
 import glob
-import json
 import os
 import random
 
@@ -54,48 +53,6 @@ def suite(only=None):
                               % (unknown[0], ', '.join(names)))
         return {n: names[n] for n in only}
     return names
-
-
-def backend_info(out):
-    """run.json's backend_info of the run in ``out``; None where the run
-    wrote none (it failed early)."""
-    try:
-        with open(os.path.join(out, 'run.json')) as f:
-            return json.load(f).get('backend_info') or {}
-    except (OSError, ValueError):
-        return None
-
-
-def diagnostics(out, b=None):
-    """TCP retransmissions, timeouts and held time of an emulator run
-    (run.json's backend_info, or ``b``, one read already); a field the
-    run did not record is None."""
-    b = backend_info(out) if b is None else b
-    if b is None:
-        return {}
-    by_conn = b.get('tcp_retransmits_by_connection')
-    retrans = b.get('tcp_retransmits')
-    if retrans is None and by_conn is not None:
-        retrans = sum(v or 0 for v in by_conn.values())
-    worst = max(by_conn.items(), key=lambda kv: kv[1] or 0) \
-        if by_conn else None
-    timeouts = b.get('tcp_timeouts_by_host')
-    paused = b.get('paused_s')
-    if paused is None and b.get('paused_s_by_connection') is not None:
-        paused = sum(v or 0 for v in b['paused_s_by_connection'].values())
-    rto = b.get('tcp_rto_recovery_s_by_connection')
-    lost = {k: sum((b.get(k) or {}).values()) for k in (
-        'queue_drops_by_interface', 'ovs_drops_by_port',
-        'socket_drops_by_port') if k in b}
-    return {'retransmits': retrans,
-            'drops': sum(lost.values()) if lost else None,
-            'drops_at': {k.split('_')[0]: n for k, n in lost.items() if n},
-            'worst_connection': list(worst) if worst else None,
-            'timeouts': None if timeouts is None else
-            sum(v or 0 for v in timeouts.values()),
-            'rto_s': None if rto is None else
-            round(sum(v or 0 for v in rto.values()), 3),
-            'paused_s': paused}
 
 
 def spread(xs):
@@ -214,7 +171,7 @@ def emu_record(name, policy, rep, sims, s, out):
     return {'experiment': name, 'backend': 'emu', 'policy': policy,
             'rep': rep, 'total': s['totals'].get(METRIC),
             'errors_by_model': errs, 'missing_by_model': missing,
-            'diag': diagnostics(out),
+            'diag': metrics.diagnostics(out),
             # what the run measured of itself, to judge again under other
             # limits (verdict_rows)
             'fidelity': (s.get('fidelity') or {}).get('figures'),

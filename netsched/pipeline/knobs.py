@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import ConfigError, yaml_loader
+from .checker import Checker
 
 # a kernel congestion-control module's name (TCP_CA_NAME_MAX is 16)
 CC_NAME = re.compile(r'^[a-z][a-z0-9_]{0,14}$')
@@ -216,7 +217,7 @@ def apply_environment(d, environ=None):
 
 def parse(c, used=()):
     """The knobs of an experiment, from its checker ``c``
-    (pipeline.experiment._Checker over the whole file); ``used``: the
+    (a pipeline.checker.Checker over the whole file); ``used``: the
     environment variables applied, named in any error."""
     try:
         return _parse(c, used)
@@ -232,14 +233,13 @@ def parse(c, used=()):
 
 
 def _parse(c, used):
-    from .experiment import _Checker
     kw = {}
     emu = c.get('emulator')
     if emu is not None:
-        ec = _Checker('%s: emulator' % c.where, emu)
+        ec = Checker('%s: emulator' % c.where, emu)
         tcp = ec.get('tcp')
         if tcp is not None:
-            tc = _Checker('%s: emulator: tcp' % c.where, tcp)
+            tc = Checker('%s: emulator: tcp' % c.where, tcp)
             cc = tc.string('congestion_control')
             # fullmatch: $ also matches before a final newline
             if cc is not None and not CC_NAME.fullmatch(cc):
@@ -258,13 +258,13 @@ def _parse(c, used):
         ec.done()
     sch = c.get('scheduler')
     if sch is not None:
-        sc = _Checker('%s: scheduler' % c.where, sch)
+        sc = Checker('%s: scheduler' % c.where, sch)
         kw.update(floor_release=sc.flag('floor_release'),
                   hold_starved=sc.flag('hold_starved'))
         sc.done()
     sim = c.get('simulator')
     if sim is not None:
-        mc = _Checker('%s: simulator' % c.where, sim)
+        mc = Checker('%s: simulator' % c.where, sim)
         kw.update(send_jitter_ms=float(mc.num('send_jitter_ms', 0.0,
                                               minimum=0,
                                               maximum=MAX_JITTER_MS)),

@@ -39,7 +39,7 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
     """Write ``path/report.html``; returns its path. ``fmt``: also write
     each figure to ``path/<figdir>/`` in that format (their paths are
     appended to ``files``). ``run``: a run's (metrics, summary) already
-    in hand (run.execute), not read again. ``notes``: a list that gets a
+    in hand (write_run), not read again. ``notes``: a list that gets a
     line per run the page shows that did not finish (INCOMPLETE ...).
     ``figures`` False: the page's tables only, nothing drawn (a sweep's
     --no-figures). ``style``: 'paper' draws every figure for a paper's
@@ -48,6 +48,19 @@ def write(path, baseline=None, fmt=None, figdir='figures', run=None,
     with plots.style(style):
         return _write(path, baseline, fmt, figdir, run, files, notes,
                       figures)
+
+
+def write_run(result, figures=True):
+    """A finished run's report.html and its figures as PNG files beside
+    it, from run.execute's ``result`` (its measures in hand); returns the
+    page's path. The summary gets ``plots`` (the figures' paths) and
+    ``report``. ``figures`` False: the page's tables only."""
+    out_dir, summary = result
+    summary['plots'] = []
+    summary['report'] = write(out_dir, fmt='png', figdir='',
+                              run=(result.measures, summary),
+                              files=summary['plots'], figures=figures)
+    return summary['report']
 
 
 def _write(path, baseline, fmt, figdir, run, files, notes, figures):
@@ -213,7 +226,7 @@ def _sweep(path, baseline=None, figures=True):
     # a run runs.csv says ok whose summary is gone: missing, not ok
     rows = sweep.read_rows(csv_path, path) if os.path.isfile(csv_path) \
         else []
-    rows = _unfinished(path, rows, d.get('labels') or {})
+    rows = sweep.unfinished(path, rows, d.get('labels') or {})
     # the tables and ratios.csv hold the numbers this page shows
     data = tables.Sweep(path, baseline, rows)
     tables.write_sweep(path, data=data)
@@ -273,54 +286,6 @@ def _degraded(path, rows):
             causes = None
         out[r['run']] = '; '.join(causes or ['(summary.json unreadable)'])
     return out
-
-
-def _unfinished(path, rows, labels=None):
-    """runs.csv's rows with each run that did not finish marked: where
-    its folder holds its event log, ``incomplete`` says what stopped it
-    and what finished (appended to its error); a run folder runs.csv has
-    no row for (the sweep itself was killed while it ran) is added as
-    interrupted. Their figures stay out of every ratio and mean, which
-    take the finished (ok) runs only. ``labels``: sweep.json's {label:
-    spec}, so that a run found without a row is shown by its label."""
-    from . import metrics
-    by_spec = {sp: n for n, sp in (labels or {}).items()}
-    out, seen = [], set()
-    for r in rows:
-        seen.add(r['run'])
-        if r.get('status') != 'ok':
-            r = _mark(r, metrics, os.path.join(path, r['run']))
-        out.append(r)
-    for name in sorted(os.listdir(path)):
-        d = os.path.join(path, name)
-        if name in seen or not os.path.isfile(os.path.join(d,
-                                                           'events.jsonl')):
-            continue
-        r = _mark({'run': name, 'status': 'interrupted',
-                   'error': 'not in runs.csv: the sweep stopped while this '
-                   'run went on'}, metrics, d, True)
-        if r.get('policy') in by_spec:
-            r['policy'] = by_spec[r['policy']]
-        out.append(r)
-    return out
-
-
-def _mark(r, metrics, d, new=False):
-    """Row ``r`` with what the run in folder ``d`` measured, where it did
-    not finish (``new``: a row of its own, its backend, policy and seed
-    from the run)."""
-    try:
-        s = metrics.load_summary(d)
-    except (ConfigError, OSError, ValueError):
-        return r                         # no log: nothing was measured
-    if new:
-        r = dict(r, backend=s.get('backend'), policy=s.get('policy'),
-                 seed=s.get('seed'))
-    text = metrics.incomplete_text(s, '')
-    if text is None:
-        return r
-    return dict(r, incomplete=text, error='%sINCOMPLETE: %s' % (
-        r['error'] + '; ' if r.get('error') else '', text))
 
 
 def _backends(path, rows, policies, primary, axes):
@@ -424,8 +389,7 @@ def _reproduce(path, baseline=None):
 
 
 def _crosscheck(path, baseline=None):
-    from . import crosscheck, metrics
-    from . import plots
+    from . import crosscheck, crosscheck_plots, metrics
     rep = _read_json(os.path.join(path, 'crosscheck.json'),
                      'crosscheck.json')
     bs = crosscheck.backends_of(rep)
@@ -446,7 +410,7 @@ def _crosscheck(path, baseline=None):
             if not heading.startswith('ns-3') else heading,
             'pairs': _crosscheck_pairs(rep, bs) if complete else None,
             'table': crosscheck.table(rep) if complete else None,
-            'figures': plots.crosscheck_figures(rep, summaries)}
+            'figures': crosscheck_plots.crosscheck_figures(rep, summaries)}
 
 
 def _crosscheck_pairs(rep, bs):
@@ -474,9 +438,7 @@ def _crosscheck_pairs(rep, bs):
 
 
 def _compare(path, baseline=None):
-    from . import metrics
-    from . import plots
-    from . import shapes
+    from . import crosscheck_plots, metrics, shapes
     rep = sweep.read_json(os.path.join(path, 'compare.json'),
                           shapes.COMPARE, 'a compare record')
     return {'title': 'compare: %s against %s' % (rep['b'], rep['a']),
@@ -485,7 +447,7 @@ def _compare(path, baseline=None):
                 rep.get('incomplete', {}).items())],
             'stats': sorted(metrics.error_stats(
                 [tuple(r) for r in rep['rows']]).items()),
-            'figures': plots.compare_figures(rep)}
+            'figures': crosscheck_plots.compare_figures(rep)}
 
 
 def write_compare(out_dir, a, b, sa, sb, rows):

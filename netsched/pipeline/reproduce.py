@@ -33,6 +33,7 @@ import yaml
 from . import metrics
 from ..errors import ConfigError, yaml_loader
 from . import overrides, stats, sweep
+from .checker import Checker
 from .paths import safe_name
 
 BACKENDS = ('sim', 'emu', 'ns3')
@@ -84,11 +85,6 @@ class Study:
         return out
 
 
-def _checker(where, d):
-    from .experiment import _Checker
-    return _Checker(where, d)
-
-
 def load(path):
     """The study file at ``path``, every key checked; experiments are
     checked when planned (:func:`plan`)."""
@@ -100,7 +96,7 @@ def load(path):
     except yaml.YAMLError as e:
         raise ConfigError('%s: not valid YAML: %s'
                           % (path, str(e).splitlines()[0])) from None
-    c = _checker(path, d if d is not None else {})
+    c = Checker(path, d if d is not None else {})
     seeds = sweep.parse_seeds(_text(c, 'seeds', '1-5'))
     emu_seeds = sweep.parse_seeds(_text(c, 'emulator_seeds', '1-3'))
     raw = c.items('studies', required=True)
@@ -124,7 +120,7 @@ def _text(c, key, default):
 
 
 def _study(where, d, base):
-    c = _checker(where, d)
+    c = Checker(where, d)
     sid = c.string('id', required=True)
     if not sid or sid != safe_name(sid):
         c.fail('id', 'must be a name safe in a path (letters, digits, '
@@ -150,7 +146,7 @@ def _study(where, d, base):
     if policy not in arms:
         c.fail('policy', '%r is not one of the arms (%s)'
                % (policy, ', '.join(arms)))
-    ac = _checker(where + ': axis', c.get('axis', required=True))
+    ac = Checker(where + ': axis', c.get('axis', required=True))
     key = ac.string('key', required=True)
     values = _values(ac, 'values', required=True)
     emu_values = _values(ac, 'emulator', default=values[:1])
@@ -163,7 +159,7 @@ def _study(where, d, base):
     raw = c.items('claims', required=True)
     claims = []
     for i, r in enumerate(raw):
-        cc = _checker('%s: claims.%d' % (where, i), r)
+        cc = Checker('%s: claims.%d' % (where, i), r)
         pol = cc.string('policy', policy)
         against = cc.string('against', required=True)
         for k, v in (('policy', pol), ('against', against)):
@@ -218,12 +214,14 @@ def folder(out, s, backend):
     return os.path.join(out, s.id, backend)
 
 
-def run(study, planned, out, jobs=None, force=False, progress=None):
+def run(study, planned, out, jobs=None, force=False, progress=None,
+        done=None):
     """Run each planned sweep into ``OUT/<study>/<backend>`` (resuming
-    one that stopped), write each sweep's report, then the table and the
-    study's report. ``progress(label, metric)``: a SweepProgress per
-    sweep, showing the study's metric."""
-    from . import report
+    one that stopped), then write the table (:func:`write`).
+    ``progress(label, metric)``: a SweepProgress per sweep, showing the
+    study's metric; ``done(folder, baseline)``: called after each sweep,
+    finished or stopped, once its sweep.json is there (the command line
+    writes its report)."""
     os.makedirs(out, exist_ok=True)
     for s, b, specs in planned:
         root = folder(out, s, b)
@@ -242,9 +240,10 @@ def run(study, planned, out, jobs=None, force=False, progress=None):
                             progress('%s/%s' % (s.id, b), s.metric)
                             if progress else None)
         finally:
-            if os.path.isfile(os.path.join(root, 'sweep.json')):
-                report.write(root, baseline=baseline)
-    return write(study, out)
+            if done is not None and os.path.isfile(
+                    os.path.join(root, 'sweep.json')):
+                done(root, baseline)
+    write(study, out)
 
 
 # --- the table ---------------------------------------------------------------
@@ -429,9 +428,8 @@ CSV_COLUMNS = ('study', 'policy', 'against', 'metric', 'backend', 'axis',
 
 
 def write(study, out):
-    """``OUT/reproduction.csv``, ``reproduction.md``, ``reproduce.json``
-    and ``report.html``; returns the report's path."""
-    from . import report
+    """``OUT/reproduction.csv``, ``reproduction.md`` and
+    ``reproduce.json`` (its report.html: report.write)."""
     rows = table(study, out)
     heads = headline(study, rows)
     with open(os.path.join(out, 'reproduction.csv'), 'w', newline='') as f:
@@ -454,7 +452,6 @@ def write(study, out):
             '%Y-%m-%d %H:%M:%S'), 'studies': [s.id for s in
                                               study['studies']]}, f,
                   indent=1)
-    return report.write(out)
 
 
 def unfinished(study, out):
@@ -462,7 +459,6 @@ def unfinished(study, out):
     interrupted, or left without a row by a killed sweep), each row with
     its ``study`` and ``backend``: they count in no speed-up, and say
     so."""
-    from .report import _unfinished
     left = []
     for s in study['studies']:
         for b in BACKENDS:
@@ -473,7 +469,7 @@ def unfinished(study, out):
             rows = sweep.read_rows(path, root) if os.path.isfile(path) \
                 else []
             left += [dict(r, study=s.id, backend=b)
-                     for r in _unfinished(root, rows)
+                     for r in sweep.unfinished(root, rows)
                      if r.get('status') != 'ok']
     return left
 

@@ -1,4 +1,5 @@
-"""Running an experiment: output directory, backend, metrics, report.
+"""Running an experiment: output directory, backend, metrics (its
+report: pipeline.report, which the command line writes).
 
 The output directory holds ``experiment.yaml`` (the file as read, with
 CLI overrides applied), ``run.json`` (seed, backend, versions, wall
@@ -228,14 +229,24 @@ def prepare(exp, out_dir):
             out_dir, getattr(e, 'strerror', None) or e)) from None
 
 
-def execute(exp, out_dir=None, say=print, plots=True, attach=None,
-            command=None, figures=True):
-    """Run one experiment; returns (out_dir, summary). ``plots``
-    False: no report.html; ``figures`` False: report.html without its
-    figures (a sweep's --no-figures). ``attach``: the
-    socket of a running controller whose fabric to run on (emulator);
-    it is checked before anything is written. ``command``: the command
-    line run.json records (default: this process's)."""
+class Result(tuple):
+    """A run's (out_dir, summary), unpacked as a pair; ``measures``: the
+    metrics its summary was made of (metrics.compute), for its report
+    (report.write_run) to draw without reading the log again."""
+
+    def __new__(cls, out_dir, summary, measures):
+        r = super().__new__(cls, (out_dir, summary))
+        r.measures = measures
+        return r
+
+
+def execute(exp, out_dir=None, say=print, attach=None, command=None):
+    """Run one experiment; returns its Result, (out_dir, summary): the
+    CSVs and summary.json are written, not report.html (report.write_run
+    draws it). ``attach``: the socket of a running controller whose
+    fabric to run on (emulator); it is checked before anything is
+    written. ``command``: the command line run.json records (default:
+    this process's)."""
     if attach:
         if exp.backend != 'emu':
             raise ConfigError('%s: --attach runs on the emulator, not on '
@@ -306,15 +317,8 @@ def execute(exp, out_dir=None, say=print, plots=True, attach=None,
     said = verdict.line(summary.get('fidelity'))
     if said:
         say(said)
-    summary['plots'] = []
-    if plots:                    # matplotlib only for runs that draw
-        from . import report
-        summary['report'] = report.write(out_dir, fmt='png', figdir='',
-                                         run=(m, summary),
-                                         files=summary['plots'],
-                                         figures=figures)
     summary['wall_s'] = wall
-    return out_dir, summary
+    return Result(out_dir, summary, m)
 
 
 def _record_head(exp, command):

@@ -524,6 +524,53 @@ def row(spec, out_dir, status, error, wall):
     return r
 
 
+def unfinished(path, rows, labels=None):
+    """runs.csv's rows with each run that did not finish marked: where
+    its folder holds its event log, ``incomplete`` says what stopped it
+    and what finished (appended to its error); a run folder runs.csv has
+    no row for (the sweep itself was killed while it ran) is added as
+    interrupted. Their figures stay out of every ratio and mean, which
+    take the finished (ok) runs only. ``labels``: sweep.json's {label:
+    spec}, so that a run found without a row is shown by its label."""
+    by_spec = {sp: n for n, sp in (labels or {}).items()}
+    out, seen = [], set()
+    for r in rows:
+        seen.add(r['run'])
+        if r.get('status') != 'ok':
+            r = _mark(r, os.path.join(path, r['run']))
+        out.append(r)
+    for name in sorted(os.listdir(path)):
+        d = os.path.join(path, name)
+        if name in seen or not os.path.isfile(os.path.join(d,
+                                                           'events.jsonl')):
+            continue
+        r = _mark({'run': name, 'status': 'interrupted',
+                   'error': 'not in runs.csv: the sweep stopped while this '
+                   'run went on'}, d, True)
+        if r.get('policy') in by_spec:
+            r['policy'] = by_spec[r['policy']]
+        out.append(r)
+    return out
+
+
+def _mark(r, d, new=False):
+    """Row ``r`` with what the run in folder ``d`` measured, where it did
+    not finish (``new``: a row of its own, its backend, policy and seed
+    from the run)."""
+    try:
+        s = metrics.load_summary(d)
+    except (ConfigError, OSError, ValueError):
+        return r                         # no log: nothing was measured
+    if new:
+        r = dict(r, backend=s.get('backend'), policy=s.get('policy'),
+                 seed=s.get('seed'))
+    text = metrics.incomplete_text(s, '')
+    if text is None:
+        return r
+    return dict(r, incomplete=text, error='%sINCOMPLETE: %s' % (
+        r['error'] + '; ' if r.get('error') else '', text))
+
+
 def headline(summary):
     """The headline metrics of one run's summary, with per-job columns
     ``jct_s[JOB]`` and ``iter_mean_s[JOB]``."""

@@ -153,7 +153,7 @@ def _link(g, v, w):
     if not g.has_edge(a, b):
         raise ConfigError('%s: link: %s and %s are not linked (%s links '
                           'to %s)' % (w, a, b, a, ', '.join(
-                              sorted(g[a], key=topo._natural))))
+                              sorted(g[a], key=topo.natural))))
     lid = topo.link_id(a, b)
     return lid, frozenset([lid])
 
@@ -211,7 +211,7 @@ def _check_reachable(faults, g, where):
         live = topo.without(g, down)
         comps = sorted((c & set(hosts) for c in
                         nx.connected_components(live)), key=len)
-        cut = sorted(set().union(*comps[:-1]), key=topo._natural)
+        cut = sorted(set().union(*comps[:-1]), key=topo.natural)
         if not cut:
             _check_routes(f, i, live, down, where)
         if cut:

@@ -181,7 +181,7 @@ class Plan:
     def hosts(self):
         return sorted({t.host for t in self.tasks if t.host} |
                       {t.dst for t in self.tasks if t.dst},
-                      key=topo._natural)
+                      key=topo.natural)
 
 
 def default_loss(rng):

@@ -36,8 +36,7 @@ def test_the_datapath_is_measured_once_and_the_run_uses_it(tmp_path,
     exp = experiment.load(str(path))           # the cached measurement
     assert exp.scale_choice['capacity_hops_per_s'] == rec['hops_per_s']
     assert exp.scale_choice['asked_hops_per_s'] <= rec['hops_per_s'] / 2
-    out, s = run.execute(exp, str(tmp_path / 'r'), say=said.append,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'r'), say=said.append)
     assert not leftovers(topo.parse_spec('dumbbell,1'))
     assert s['scale'] == exp.scale and s['jobs']['a']['jct_s'] > 0
     with open(os.path.join(out, 'run.json')) as f:

@@ -36,8 +36,7 @@ def alone(tmp_path, name, job):
     p = tmp_path / ('alone-%s.yaml' % job)
     p.write_text(json.dumps(d))
     _, s = run.execute(experiment.load(str(p), policy='fair'),
-                       str(tmp_path / ('alone-' + job)), say=lambda m: None,
-                       plots=False)
+                       str(tmp_path / ('alone-' + job)), say=lambda m: None)
     return s['jobs'][job]['iteration_time_s']['mean']
 
 

@@ -39,8 +39,7 @@ def test_a_collective_on_the_emulator_is_within_the_target(tmp_path, name,
                        iterations=1, compute_scale=0, bucket_mb=1000,
                        **kw)]}
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
-    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
     assert not set(topo.switches(exp.graph())) & set(ovs.bridges())
     t = s['jobs']['j']['jct_s'] / (S * 8 / B)
     assert want <= t <= want * 1.10, (name, t, want, s.get('fidelity'))
@@ -64,7 +63,7 @@ def test_a_3d_parallel_job_runs_on_the_emulator(tmp_path):
         exp = experiment.from_dict(dict(d, backend=backend),
                                    str(tmp_path / 'p3d.yaml'))
         _, out[backend] = run.execute(exp, str(tmp_path / backend),
-                                      say=lambda m: None, plots=False)
+                                      say=lambda m: None)
     assert not set(topo.switches(exp.graph())) & set(ovs.bridges())
     sim, emu = out['sim'], out['emu']
     assert emu['jobs']['g']['iterations'] == 1

@@ -159,8 +159,7 @@ def test_agents_started_by_hand_run_an_experiment_on_a_fabric_that_is_up(
         def go():
             try:
                 result['out'] = run.execute(exp, str(tmp_path / attempt),
-                                            say=said.append, plots=False,
-                                            attach=fab.socket_path)
+                                            say=said.append, attach=fab.socket_path)
             except Exception as e:          # reported below
                 result['error'] = e
         th = threading.Thread(target=go)

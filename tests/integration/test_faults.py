@@ -36,7 +36,7 @@ def _run(tmp_path, backend):
     exp = experiment.from_dict(EXP, str(tmp_path / 'faults.yaml'),
                                backend=backend)
     out = tmp_path / backend
-    _, summary = run.execute(exp, str(out), say=lambda m: None, plots=False)
+    _, summary = run.execute(exp, str(out), say=lambda m: None)
     with open(out / 'events.jsonl') as f:
         events = [json.loads(line) for line in f]
     return summary, events
@@ -98,7 +98,7 @@ def test_a_killed_agent_fails_its_jobs_and_the_others_finish(tmp_path):
         exp = experiment.from_dict(d, str(tmp_path / 'agent.yaml'),
                                    backend=backend)
         out = tmp_path / ('agent-' + backend)
-        _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+        _, s = run.execute(exp, str(out), say=lambda m: None)
         jobs = s['jobs']
         assert jobs['crossing']['failed'].startswith(
             'the agent on h2_0_0 was killed at'), (backend, jobs)
@@ -126,7 +126,7 @@ def test_the_controller_is_killed_and_started_again(tmp_path):
              faults=[{'controller': 'restart', 'at': 1.0, 'until': 2.0}])
     exp = experiment.from_dict(d, str(tmp_path / 'ctl.yaml'))
     out = tmp_path / 'ctl'
-    _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+    _, s = run.execute(exp, str(out), say=lambda m: None)
     with open(out / 'events.jsonl') as f:
         events = [json.loads(x) for x in f]
     assert s['totals']['jobs_done'] == 2, s['jobs']

@@ -6,7 +6,7 @@ import os
 
 import yaml
 
-from netsched.pipeline import experiment, run
+from netsched.pipeline import experiment, report, run
 from netsched import topology as topo
 
 from .helpers import ROOT, leftovers
@@ -15,7 +15,9 @@ from .helpers import ROOT, leftovers
 def _run(path, out):
     said = []
     exp = experiment.load(str(path))
-    _, s = run.execute(exp, str(out), say=said.append)
+    result = run.execute(exp, str(out), say=said.append)
+    report.write_run(result)
+    s = result[1]
     assert not leftovers(topo.parse_spec(exp.topology))
     with open(os.path.join(str(out), 'report.html')) as f:
         page = f.read()

@@ -27,8 +27,7 @@ def emu(tmp_path, name, jobs, topology='fattree,4', **top):
          'timeout_s': 120}
     d.update(top)
     exp = experiment.from_dict(d, str(tmp_path / (name + '.yaml')))
-    out, summary = run.execute(exp, str(tmp_path / name), say=lambda m: None,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / name), say=lambda m: None)
     assert not set(topo.switches(exp.graph())) & set(ovs.bridges())
     return summary
 

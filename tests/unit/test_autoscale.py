@@ -89,7 +89,7 @@ def test_the_choice_goes_into_run_json(cache, tmp_path):
     path.write_text(yaml.safe_dump(D2))
     said = []
     out, _ = run.execute(experiment.load(str(path)), str(tmp_path / 'r'),
-                         say=said.append, plots=False)
+                         say=said.append)
     with open(os.path.join(out, 'run.json')) as f:
         rec = json.load(f)
     assert rec['scale'] == 50.0

@@ -110,7 +110,7 @@ def _pushes(tmp_path, policy, monkeypatch):
     monkeypatch.setattr(prophet.Sender, '_release', spy)
     e = experiment.load(str(tmp_path / 'e.yaml'), backend='sim',
                         policy=policy)
-    nrun.execute(e, str(tmp_path / policy), say=lambda m: None, plots=False)
+    nrun.execute(e, str(tmp_path / policy), say=lambda m: None)
     with open(tmp_path / policy / 'events.jsonl') as f:
         flows = [json.loads(x) for x in f if '"ev":"flow"' in x]
     push = sorted((f['start'], f['urgency']) for f in flows

@@ -200,7 +200,7 @@ def run_sim(tmp_path, policy):
     out = tmp_path / policy.replace(':', '_').replace('=', '_')
     _, summary = run.execute(experiment.load(EXP, backend='sim',
                                              policy=policy),
-                             str(out), say=lambda m: None, plots=False)
+                             str(out), say=lambda m: None)
     ev = [json.loads(line) for line in open(out / 'events.jsonl')]
     return ev, summary
 

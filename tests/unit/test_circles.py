@@ -5,7 +5,7 @@ import os
 import pytest
 
 from netsched import ROOT
-from netsched.pipeline import experiment, metrics, run
+from netsched.pipeline import experiment, metrics, report, run
 
 
 def arcs_s(c, job):
@@ -79,9 +79,12 @@ def test_cassini_interleaves_the_pair_on_its_circle(tmp_path):
     path = os.path.join(ROOT, 'experiments', 'cassini-pair.yaml')
     out = {}
     for pol in ('cassini', 'cassini:shifts=random'):
-        d, _ = run.execute(experiment.load(path, backend='sim', policy=pol),
-                           str(tmp_path / pol.replace(':', '_')),
-                           say=lambda m: None)
+        result = run.execute(experiment.load(path, backend='sim',
+                                             policy=pol),
+                             str(tmp_path / pol.replace(':', '_')),
+                             say=lambda m: None)
+        report.write_run(result)
+        d = result[0]
         assert os.path.exists(os.path.join(d, 'circles.png'))
         assert os.path.exists(os.path.join(d, 'link_utilization.png'))
         out[pol] = metrics.circle_arcs(

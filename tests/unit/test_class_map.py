@@ -150,8 +150,7 @@ def test_the_simulator_maps_with_the_class_map_it_is_given(
     for m in CLASS_MAPS:
         exp = experiment.from_dict(dict(d, class_map=m),
                                    str(tmp_path / 'e.yaml'))
-        _, s = run.execute(exp, str(tmp_path / m), say=lambda x: None,
-                           plots=False)
+        _, s = run.execute(exp, str(tmp_path / m), say=lambda x: None)
         got = {k: c['cct_s'] for k, c in s['coflows'].items()}
         assert got == pytest.approx(want[m], abs=1e-5)   # 1 us steps
         # the run's record says which map it ran

@@ -134,7 +134,7 @@ def simulated(tmp_path, name, p, **kw):
                        iterations=1, compute_scale=0, bucket_mb=100, **kw)]}
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
     _, s = run.execute(exp, str(tmp_path / ('out-%s-%d' % (name, p))),
-                       say=lambda m: None, plots=False)
+                       say=lambda m: None)
     return s['jobs']['j']['jct_s'] / (S * 8 / B), len(s['coflows'])
 
 

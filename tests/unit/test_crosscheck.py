@@ -377,7 +377,7 @@ def test_a_report_page_of_three_backends(tmp_path):
     """report.html of a crosscheck folder with three backends: every
     pair's errors and verdict; the figures show every pair."""
     import json
-    from netsched.pipeline import plots, report
+    from netsched.pipeline import crosscheck_plots, report
     rep = crosscheck.build(('sim', 'ns3', 'emu'), ['fair', 'sebf'], HAND)
     (tmp_path / 'crosscheck.json').write_text(json.dumps(rep))
     html = open(report.write(str(tmp_path))).read()
@@ -387,7 +387,7 @@ def test_a_report_page_of_three_backends(tmp_path):
     assert '<td>21.2%</td><td>24.2%</td>' in html        # fair, ns3-emu
     assert 'they disagree on fair vs sebf' in html
     assert 'sim-ns3: the same ranking' in html            # the text table
-    figs = {n: fig for n, _, fig in plots.crosscheck_figures(
+    figs = {n: fig for n, _, fig in crosscheck_plots.crosscheck_figures(
         json.loads(json.dumps(rep)), HAND)}
     assert list(figs) == ['crosscheck_totals', 'crosscheck_scatter',
                           'crosscheck_errors']

@@ -11,6 +11,7 @@ import pytest
 from netsched import events
 from netsched.errors import ConfigError
 from netsched.pipeline import metrics
+from netsched.pipeline.metrics import logread
 
 # the simulator's layout (sim.engine._log_flows), a send's ready and
 # urgency on the second line
@@ -133,7 +134,7 @@ def test_link_samples_not_float_kept_as_lists(tmp_path):
 @pytest.mark.parametrize('block', [1, 2, 1 << 20])
 def test_link_samples_in_blocks_and_nan(tmp_path, monkeypatch, block):
     # samples made into arrays every `block`: the same sums and lists
-    monkeypatch.setattr(metrics, 'LINK_BLOCK', block)
+    monkeypatch.setattr(logread, 'LINK_BLOCK', block)
     path = _log(tmp_path, SIM)
     m = _same(tmp_path, path)
     # h1->s: one sample, 1.0 * 0.5 = 0.5 over 2.5 s: 0.2
@@ -167,7 +168,7 @@ def test_flows_csv_as_the_csv_module_writes_it(tmp_path):
     metrics.write(str(tmp_path), m, {'jobs': {}, 'coflows': {},
                                      'stages': {}, 'links': {}, 'scale': 4})
     ref = tmp_path / 'ref.csv'
-    metrics._write_csv(str(ref), [
+    metrics.write_csv(str(ref), [
         'id', 'coflow', 'src', 'dst', 'bytes', 'emulated_bytes', 'start_s',
         'end_s', 'fct_s'], ([i, c, s, d, b, b / 4, st, t, t - st]
                             for i, c, s, d, b, st, t in m['flows']))

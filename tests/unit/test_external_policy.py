@@ -108,8 +108,7 @@ def trace_exp(path, ports, policy='fair'):
 
 def ccts(tmp_path, d, policy=None, tag='out'):
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'), policy=policy)
-    _, s = run.execute(exp, str(tmp_path / tag), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / tag), say=lambda m: None)
     return {c: r['cct_s'] for c, r in s['coflows'].items()}
 
 

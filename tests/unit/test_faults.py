@@ -355,7 +355,7 @@ def _two_jobs(tmp_path, faults):
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
     from netsched.pipeline import run
     out = tmp_path / ('out-%d' % len(faults or ()))
-    _, s = run.execute(exp, str(out), say=lambda m: None, plots=False)
+    _, s = run.execute(exp, str(out), say=lambda m: None)
     return s, [json.loads(x) for x in open(out / 'events.jsonl')]
 
 

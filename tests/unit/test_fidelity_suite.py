@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from netsched.errors import ConfigError
-from netsched.pipeline import experiment, fidelity
+from netsched.pipeline import experiment, fidelity, metrics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -197,14 +197,14 @@ def test_diagnostics_read_run_json_and_tolerate_absent_fields(tmp_path):
             'queue_drops_by_interface': {'s1-eth1': 2, 's1-eth2': 0},
             'ovs_drops_by_port': {'s1-eth1': 0},
             'socket_drops_by_port': {'s1-eth2': 3}}}, f)
-    d = fidelity.diagnostics(str(tmp_path))
+    d = metrics.diagnostics(str(tmp_path))
     assert d == {'retransmits': 13, 'worst_connection': ['hl1#2', 9],
                  'timeouts': 3, 'rto_s': 0.75, 'paused_s': None,
                  'drops': 5, 'drops_at': {'queue': 2, 'socket': 3}}
     with open(tmp_path / 'run.json', 'w') as f:
         json.dump({'backend_info': {'tcp_retransmits': 5,
                                     'paused_s': 0.4}}, f)
-    d = fidelity.diagnostics(str(tmp_path))
+    d = metrics.diagnostics(str(tmp_path))
     assert d == {'retransmits': 5, 'worst_connection': None,
                  'timeouts': None, 'rto_s': None, 'paused_s': 0.4,
                  'drops': None, 'drops_at': {}}

@@ -74,7 +74,7 @@ def _run(tmp_path, policy, name):
     p.write_text(TINY)
     exp = experiment.load(str(p), backend='sim', policy=policy)
     _, summary = run.execute(exp, str(tmp_path / name),
-                             say=lambda m: None, plots=False)
+                             say=lambda m: None)
     return summary
 
 

@@ -87,8 +87,7 @@ def runs(tmp_path_factory):
     the 3rd."""
     d = tmp_path_factory.mktemp('interrupted')
     exp = experiment.load(_write(d / 'tiny.yaml', TINY))
-    full, _ = run.execute(exp, str(d / 'full'), say=lambda *_: None,
-                          plots=False)
+    full, _ = run.execute(exp, str(d / 'full'), say=lambda *_: None)
     return {'full': full,
             'killed': _stopped_run(str(d / 'killed'), 2, 'SIGKILL'),
             'sigint': _stopped_run(str(d / 'sigint'), 3, 'SIGINT')}
@@ -371,6 +370,7 @@ def test_a_study_names_the_runs_it_does_not_count(runs, tmp_path):
     left = reproduce.unfinished(st, out)
     assert [r['run'] for r in left] == ['sim-fair-s2', 'sim-fair-s3']
     reproduce.write(st, out)
+    report.write(out)
     with open(os.path.join(out, 'reproduction.md')) as f:
         md = f.read()
     assert 'Not counted: 2 run(s) did not finish (tiny/sim/sim-fair-s2 ' \
@@ -387,14 +387,12 @@ def test_the_simulators_timeout_marks_the_run_incomplete(tmp_path):
          'jobs': [{'id': 'a', 'model': 'resnet50', 'pattern': 'ring',
                    'workers': 4, 'iterations': 10}]}
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
-    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
     assert s['complete'] is False and s['incomplete']['cause'] == 'timeout'
     assert s['jobs']['a']['finished'] is False
     assert s['jobs']['a']['iterations'] == 3
     # a timeout the run does not reach changes nothing
     d['timeout_s'] = 100
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
-    _, s = run.execute(exp, str(tmp_path / 'out2'), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / 'out2'), say=lambda m: None)
     assert 'complete' not in s and s['jobs']['a']['iterations'] == 10

@@ -236,8 +236,7 @@ def test_floor_release_reaches_the_simulators_rate_setter(
         anew, in class 0: alone at 100 MB/s it ends at 30 ms (CCT 29
         ms), then C alone at 50 ms (48 ms)."""
     exp = _trace_exp(tmp_path, floor_release)
-    out, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
     cct = {c: r['cct_s'] for c, r in s['coflows'].items()}
     assert cct['1'] == pytest.approx(0.010, abs=1e-5)
     assert cct['2'] == pytest.approx(b_cct, abs=1e-5)

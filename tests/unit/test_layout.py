@@ -28,7 +28,7 @@ AUTOSCALE = 'netsched.pipeline.autoscale'
 # experiment, stats, sweep, crosscheck, fidelity, run, ...) reach it only
 # inside the function that draws, so computing never loads matplotlib
 PLOTTING = ('netsched.pipeline.plots', 'netsched.pipeline.sweep_plots',
-            'netsched.pipeline.report')
+            'netsched.pipeline.crosscheck_plots', 'netsched.pipeline.report')
 COMPUTING = ('metrics', 'experiment', 'stats', 'sweep', 'crosscheck',
              'overrides', 'run', 'fidelity')
 # which hosts each job gets: the task graph builds on it, not back
@@ -132,8 +132,165 @@ def forbidden(name):
     if name not in PLOTTING:
         # computing apart from drawing
         bad |= {'matplotlib', 'netsched.pipeline.plots',
-                'netsched.pipeline.sweep_plots'}
+                'netsched.pipeline.sweep_plots',
+                'netsched.pipeline.crosscheck_plots'}
     return bad
+
+
+# The package's layers, top first: a module imports only modules of the
+# layers below its own, or of its own part (a name below: a package or a
+# module) -- never up, never sideways into another part of its layer.
+# Inside a part the imports only have to be free of cycles. The pipeline
+# is laid out module by module: its commands' report above the figures,
+# the studies and sweeps, one run, the metrics, the experiment file.
+P = 'netsched.pipeline.'
+LAYERS = (
+    ('netsched.__main__',),
+    (P + 'api',),                 # the Python API; its sweep runs the CLI's
+    ('netsched.cli',),
+    (P + 'report',),              # a folder's report.html, as the CLI asks
+    (P + 'crosscheck_plots', P + 'sweep_plots'),
+    (P + 'plots',),
+    (P + 'reproduce', P + 'fidelity', P + 'cluster', P + 'tables'),
+    (P + 'sweep', P + 'crosscheck'),
+    (P + 'run',),                 # one run: the dispatch to a backend
+    (P + 'metrics', P + 'stats', P + 'export'),
+    (P + 'experiment',),
+    (P + 'knobs', P + 'autoscale'),
+    (P + 'checker', P + 'overrides', P + 'paths', P + 'progress',
+     P + 'shapes', P + 'verdict'),
+    ('netsched.pipeline',),
+    ('netsched.emulator', 'netsched.ns3'),
+    ('netsched.sim',),
+    ('netsched.control', 'netsched.workload'),
+    ('netsched.fluid', 'netsched.host', 'netsched.policies',
+     'netsched.circuits', 'netsched.qos', 'netsched.events'),
+    ('netsched.routing',),
+    ('netsched.topology', 'netsched.spec'),
+    ('netsched.errors',),
+    ('netsched',),
+)
+# the imports that close a cycle, each for a reason (inside one part)
+CYCLES = {
+    ('netsched.policies.registry', 'netsched.policies'):
+        'a lookup loads every policy module first (policies.load_all)',
+    ('netsched.circuits.registry', 'netsched.circuits'):
+        'a lookup loads every scheduler module first (circuits.load_all)',
+    ('netsched.workload.parallelism', 'netsched.workload.taskgraph'):
+        "taskgraph hands a collective job to parallelism, which builds it "
+        "into taskgraph's plan",
+}
+
+
+def edges(name, path):
+    """The package's modules that module ``name`` imports (inside
+    functions too): ``from . import x`` names the module x, not the
+    package around it."""
+    known = {n for n, _ in PACKAGE}
+    pkg = name if path.endswith('__init__.py') else name.rpartition('.')[0]
+
+    def module(m):
+        while m and m not in known:
+            m = m.rpartition('.')[0]
+        return m
+    out = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            out.update(module(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split('.')
+                base = base[:len(base) - node.level + 1]
+                mod = '.'.join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            out.update(mod + '.' + a.name if mod + '.' + a.name in known
+                       else module(mod) for a in node.names)
+    out.discard('')
+    out.discard(name)
+    return out
+
+
+def part(name):
+    """(layer number, part) of a module: the longest name of LAYERS it
+    is or lies under."""
+    best = None
+    for i, layer in enumerate(LAYERS):
+        for p in layer:
+            if under(name, (p,)) and (best is None or len(p) > len(best[1])):
+                best = i, p
+    return best
+
+
+GRAPH = {n: edges(n, p) for n, p in PACKAGE}
+
+
+def test_every_module_has_its_layer():
+    """A new top-level module or pipeline module is given its layer."""
+    for n in GRAPH:
+        assert part(n)[1] != 'netsched' or n == 'netsched', n
+        if under(n, PIPELINE):
+            assert part(n)[1] != 'netsched.pipeline' or \
+                n == 'netsched.pipeline', n
+
+
+def test_imports_go_down_the_layers():
+    up = []
+    for a, bs in sorted(GRAPH.items()):
+        i, pa = part(a)
+        for b in sorted(bs):
+            j, pb = part(b)
+            if pa != pb and j <= i:
+                up.append('%s -> %s (%s)' % (
+                    a, b, 'sideways' if i == j else 'up'))
+    assert not up, '\n'.join(up)
+
+
+def test_no_import_cycles():
+    """Over every module of the package, function-local imports
+    included, but for the few imports CYCLES names."""
+    g = {a: {b for b in bs if (a, b) not in CYCLES}
+         for a, bs in GRAPH.items()}
+    assert all(b in GRAPH.get(a, ()) for a, b in CYCLES), 'stale CYCLES'
+    state, cycle = {}, []
+
+    def visit(a, path):
+        state[a] = 1
+        for b in sorted(g[a]):
+            if state.get(b) == 1:
+                cycle.append(path[path.index(b):] + [b])
+            elif b not in state:
+                visit(b, path + [b])
+        state[a] = 2
+    for a in sorted(g):
+        if a not in state:
+            visit(a, [a])
+    assert not cycle, ' -> '.join(cycle[0])
+
+
+def test_no_private_names_across_the_pipeline():
+    """A pipeline module uses no underscore name of another module: what
+    is shared is public."""
+    bad = []
+    for name, path in PACKAGE:
+        if not under(name, PIPELINE):
+            continue
+        tree = ast.parse(open(path).read(), path)
+        bound = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    private = a.name.startswith('_') and \
+                        not a.name.startswith('__')
+                    if private and isinstance(node, ast.ImportFrom):
+                        bad.append('%s: %s.%s' % (name, node.module, a.name))
+                    bound.add((a.asname or a.name).split('.')[0])
+        bad += ['%s:%d: %s.%s' % (name, node.lineno, node.value.id, node.attr)
+                for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound and node.attr.startswith('_')
+                and not node.attr.startswith('__')]
+    assert not bad, bad
 
 
 @pytest.mark.parametrize('name, path', PACKAGE, ids=[n for n, _ in PACKAGE])
@@ -261,7 +418,8 @@ def test_rules_catch_a_violation():
         assert not under(ok, forbidden('netsched.host.agent')), ok
     for m in COMPUTING:
         for bad in ('matplotlib.figure', 'netsched.pipeline.plots',
-                    'netsched.pipeline.sweep_plots'):
+                    'netsched.pipeline.sweep_plots',
+                    'netsched.pipeline.crosscheck_plots'):
             assert under(bad, forbidden('netsched.pipeline.' + m)), (m, bad)
     assert not under('matplotlib.figure',
                      forbidden('netsched.pipeline.sweep_plots'))
@@ -274,3 +432,8 @@ def test_rules_catch_a_violation():
                      forbidden('netsched.cli.fabric'))
     assert under('netsched.cli.common',
                  forbidden('netsched.workload.taskgraph'))
+    # the layers: up, sideways and a cycle are seen
+    assert part('netsched.pipeline.metrics.logread')[1] == P + 'metrics'
+    assert part('netsched.sim.engine') < part('netsched.fluid')
+    assert part('netsched.pipeline.run')[0] < part(P + 'experiment')[0]
+    assert part('netsched.emulator.runner')[0] == part('netsched.ns3.x')[0]

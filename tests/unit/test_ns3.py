@@ -84,8 +84,7 @@ def _run(tmp_path, exp_text, name):
     path = tmp_path / ('%s.yaml' % name)
     path.write_text(exp_text)
     exp = experiment.load(str(path))
-    out, summary = run.execute(exp, str(tmp_path / name), say=lambda *a: None,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / name), say=lambda *a: None)
     return out, summary
 
 

@@ -76,7 +76,7 @@ def _run(tmp_path, name, backend, topology, circuits, jobs, tensor_bytes):
     exp = experiment.load(str(path))
     out, summary = run.execute(exp, str(tmp_path / ('%s-%s' % (name,
                                                               backend))),
-                               say=lambda *a: None, plots=False)
+                               say=lambda *a: None)
     events = [json.loads(x) for x in open(os.path.join(out,
                                                        'events.jsonl'))]
     return summary, events

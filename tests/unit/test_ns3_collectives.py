@@ -33,7 +33,7 @@ def packet_level(tmp_path, name, p, **kw):
                        **kw)]}
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
     _, s = run.execute(exp, str(tmp_path / ('out-%s-%d' % (name, p))),
-                       say=lambda m: None, plots=False)
+                       say=lambda m: None)
     return s['jobs']['j']['jct_s'] / (S * 8 / B)
 
 

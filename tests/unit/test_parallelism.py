@@ -27,8 +27,7 @@ def exp_of(tmp_path, job, topology='bigswitch,8', **top):
 
 def jct(tmp_path, job, **kw):
     exp = exp_of(tmp_path, job, **kw)
-    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
     return s['jobs']['j']['jct_s'], s
 
 

@@ -12,7 +12,7 @@ from matplotlib.collections import LineCollection, QuadMesh
 
 from netsched import ROOT
 from netsched.pipeline import crosscheck, experiment, metrics, run
-from netsched.pipeline import plots, report
+from netsched.pipeline import crosscheck_plots, plots, report
 
 BASE = ['iteration_cdf', 'jct', 'link_utilization', 'cct_cdf', 'topology']
 
@@ -22,12 +22,15 @@ def simulate(tmp_path_factory, name, draw=False):
     summary as summary.json has it, and its figures by name."""
     exp = experiment.load(os.path.join(ROOT, 'experiments', name + '.yaml'),
                           backend='sim')
-    d, s = run.execute(exp, str(tmp_path_factory.mktemp(name)),
-                       say=lambda *_: None, plots=draw)
+    result = run.execute(exp, str(tmp_path_factory.mktemp(name)),
+                         say=lambda *_: None)
+    if draw:
+        report.write_run(result)
+    d, s = result
     m = metrics.from_log(os.path.join(d, 'events.jsonl'))
     summary = metrics.load_summary(d)
     figs = plots.run_figures(m, summary)
-    return {'dir': d, 'm': m, 'summary': summary, 'plots': s['plots'],
+    return {'dir': d, 'm': m, 'summary': summary, 'plots': s.get('plots'),
             'names': [n for n, _, _ in figs],
             'figs': {n: (caption, fig) for n, caption, fig in figs}}
 
@@ -43,7 +46,7 @@ def beamer(tmp_path_factory):          # tuning stages
 
 
 @pytest.fixture(scope='module')
-def pair(tmp_path_factory):            # CASSINI's circles; run.execute draws
+def pair(tmp_path_factory):            # CASSINI's circles; write_run draws
     return simulate(tmp_path_factory, 'cassini-pair', draw=True)
 
 
@@ -115,7 +118,7 @@ def test_the_topology_colours_each_link_by_its_utilisation(demo):
     ax = demo['figs']['topology'][1].axes[0]
     lines, = [c for c in ax.collections if isinstance(c, LineCollection)]
     vals = np.asarray(lines.get_array())
-    g = metrics._graph(s)
+    g = metrics.graph(s)
     util = plots.link_util(g, s['links'])
     assert len(vals) == g.number_of_edges() == 48
     assert sorted(vals) == pytest.approx(sorted(util.values()))
@@ -224,7 +227,7 @@ def test_crosscheck_figures_of_an_interrupted_crosscheck(pair):
                  ('sim', 'fair'): s}
     report = {'metric': 'avg_jct_s', 'totals': {
         'sim': {'cassini': 1.0, 'fair': 1.2}, 'emu': {'cassini': 1.1}}}
-    figs = {n: fig for n, _, fig in plots.crosscheck_figures(report,
+    figs = {n: fig for n, _, fig in crosscheck_plots.crosscheck_figures(report,
                                                              summaries)}
     assert list(figs) == ['crosscheck_totals', 'crosscheck_scatter',
                           'crosscheck_errors']
@@ -251,7 +254,7 @@ def test_crosscheck_figures_of_an_interrupted_crosscheck(pair):
 def test_crosscheck_figures_of_the_simulator_alone(pair):
     s = pair['summary']
     report = {'metric': 'avg_jct_s', 'totals': {'sim': {'cassini': 1.0}}}
-    names = [n for n, _, _ in plots.crosscheck_figures(
+    names = [n for n, _, _ in crosscheck_plots.crosscheck_figures(
         report, {('sim', 'cassini'): s})]
     assert names == ['crosscheck_totals']
-    assert plots.crosscheck_figures({'metric': 'avg_jct_s'}, {}) == []
+    assert crosscheck_plots.crosscheck_figures({'metric': 'avg_jct_s'}, {}) == []

@@ -294,7 +294,7 @@ def simulate(tmp_path, policy, queues=None):
     out = tmp_path / ('%s-%s' % (policy.replace(':', '_').replace('=', '_'),
                                  queues))
     _, summary = run.execute(experiment.load(str(path), policy=policy),
-                             str(out), say=lambda *_: None, plots=False)
+                             str(out), say=lambda *_: None)
     return summary
 
 

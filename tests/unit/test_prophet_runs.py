@@ -96,7 +96,7 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
     monkeypatch.setattr(prophet.Sender, 'update', spy)
     import tempfile
     with tempfile.TemporaryDirectory() as d:
-        nrun.execute(exp(), d + '/out', say=lambda m: None, plots=False)
+        nrun.execute(exp(), d + '/out', say=lambda m: None)
     monkeypatch.setattr(prophet.Sender, 'update', real)
     # Prophet's blocks open on wake-ups (a batch of nothing);
     # ByteScheduler's sender has none
@@ -235,8 +235,7 @@ def test_on_the_simulator_prophet_sends_front_layers_sooner_than_fifo():
         for pol, spec in (('prophet', 'prophet:partitions=equal'),
                           ('fair', 'fair'), ('p3', 'p3')):
             e = experiment.load(path, backend='sim', policy=spec)
-            _, s = nrun.execute(e, os.path.join(d, pol), say=lambda m: None,
-                                plots=False)
+            _, s = nrun.execute(e, os.path.join(d, pol), say=lambda m: None)
             m = metrics.from_log(os.path.join(d, pol, 'events.jsonl'))
             res[pol] = (s['totals'], metrics.iteration_times(m)['r50'])
     ends = {p: [r[1] for r in rows] for p, (_, rows) in res.items()}
@@ -299,7 +298,7 @@ def test_same_instant_partitions_leave_in_order_on_the_simulator(tmp_path):
     import json
     from netsched.pipeline import run as nrun
     nrun.execute(_same(tmp_path), str(tmp_path / 'out'),
-                 say=lambda m: None, plots=False)
+                 say=lambda m: None)
     with open(tmp_path / 'out' / 'events.jsonl') as f:
         flows = [json.loads(x) for x in f if '"ev":"flow"' in x]
     order = []

@@ -415,8 +415,7 @@ def test_a_run_writes_the_usual_results_and_records_the_model(tmp_path):
     # the FAIR case above (test_fair_takes_the_smaller_share...) through
     # netsched's pipeline: CCTs 72 and 88 ms, average 80 ms
     exp = load(tmp_path)
-    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0)
     assert summary['totals']['avg_cct_s'] == pytest.approx(0.080)
     assert summary['coflows']['1']['cct_s'] == pytest.approx(0.072)
     assert summary['model'] == 'coflowsim'

@@ -275,8 +275,7 @@ def test_check_names_the_policies_the_model_implements(tmp_path):
 def test_a_run_writes_the_usual_results(tmp_path):
     # the BSSI case above: CCTs 6, 5 and 3 MB-times of 1/128 s
     exp = load(tmp_path)
-    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0)
     assert summary['totals']['avg_cct_s'] == pytest.approx(14 / 3 / 128)
     assert summary['coflows']['1']['cct_s'] == pytest.approx(6 / 128)
     assert summary['model'] == 'sincronia'
@@ -292,8 +291,7 @@ def test_the_rules_match_with_a_shifted_start(tmp_path):
     # every coflow at start_s = 2 s: the same CCTs, times shifted
     exp = load(tmp_path, trace={'path': 't.txt', 'time_scale': 0,
                                 'start_s': 2.0})
-    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda *a: 0)
     assert summary['coflows']['3']['cct_s'] == pytest.approx(3 / 128)
     ex = types.SimpleNamespace(path='x', name='x')
     with pytest.raises(ConfigError, match='offline'):

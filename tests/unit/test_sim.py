@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from netsched.pipeline import experiment, run
+from netsched.pipeline import experiment, report, run
 from netsched.workload import models, taskgraph as workload
 
 MB = 2 ** 20
@@ -19,8 +19,7 @@ def write_trace(tmp_path, lines, ports=2):
 
 def run_exp(tmp_path, d, **kw):
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'), **kw)
-    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None,
-                               plots=False)
+    out, summary = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
     return summary
 
 
@@ -132,7 +131,9 @@ def test_tuning_stages_stop_the_worst(tmp_path):
 def test_outputs_written(tmp_path):
     exp = experiment.from_dict(dl_exp('ring', 2, 'resnet50'),
                                str(tmp_path / 'e.yaml'))
-    out, summary = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None)
+    result = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None)
+    report.write_run(result)
+    out, summary = result
     for f in ('events.jsonl', 'summary.json', 'jobs.csv', 'coflows.csv',
               'flows.csv', 'links.csv', 'iterations.csv', 'stages.csv',
               'experiment.yaml', 'run.json', 'iteration_cdf.png',
@@ -220,8 +221,7 @@ def test_sebf_sees_a_dl_coflows_pending_sends(tmp_path):
     exp = experiment.load(os.path.join(os.path.dirname(__file__), '..', '..',
                                        'experiments', 'crosscheck.yaml'),
                           backend='sim', policy='sebf')
-    _, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None,
-                       plots=False)
+    _, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None)
     small = [c['cct_s'] for k, c in s['coflows'].items()
              if k.startswith('small/')]
     want = workload.analytical_comm_s(models.get('resnet50'), 'ring', 2,

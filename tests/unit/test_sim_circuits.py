@@ -8,7 +8,7 @@ import os
 import pytest
 
 from netsched import events
-from netsched.pipeline import experiment, metrics, run
+from netsched.pipeline import experiment, metrics, report, run
 from netsched import topology as topo
 from netsched.circuits import check_circuits
 
@@ -28,8 +28,10 @@ def run_hybrid(tmp_path, lines, circuits, plots=False, **kw):
          'trace': {'path': str(trace)}}
     d.update(kw)
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
-    out, summary = run.execute(exp, str(tmp_path / 'out'),
-                               say=lambda m: None, plots=plots)
+    result = run.execute(exp, str(tmp_path / 'out'), say=lambda m: None)
+    if plots:
+        report.write_run(result)
+    out, summary = result
     return summary, events.read(os.path.join(out, 'events.jsonl'))
 
 
@@ -274,7 +276,7 @@ def dl(tmp_path, circuits):
                    'compute_scale': 0.2, 'placement': ['h2_0', 'h3_0']}]}
     exp = experiment.from_dict(d, str(tmp_path / 'dl.yaml'))
     out, s = run.execute(exp, str(tmp_path / ('out-' + str(circuits)[:20])),
-                         say=lambda m: None, plots=False)
+                         say=lambda m: None)
     return s, events.read(os.path.join(out, 'events.jsonl'))
 
 

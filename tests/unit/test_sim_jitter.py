@@ -33,8 +33,7 @@ def ring(tmp_path, name, jitter, monkeypatch, env=None):
     else:
         monkeypatch.setenv(ENV, env)
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'))
-    out, s = run.execute(exp, str(tmp_path / name), say=lambda m: None,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / name), say=lambda m: None)
     with open(os.path.join(out, 'events.jsonl')) as f:
         events = [json.loads(line) for line in f]
     return s, events
@@ -86,8 +85,7 @@ def test_the_environment_overrides_the_file_and_the_run_says_so(
                        iterations=1, compute_scale=0)]}
     exp = experiment.from_dict(d, str(tmp_path / 'env.yaml'))
     assert (exp.knobs.send_jitter_ms, exp.knobs.send_jitter_seed) == (2.0, 0)
-    out, s = run.execute(exp, str(tmp_path / 'env'), say=said.append,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'env'), say=said.append)
     assert [m for m in said if ENV + '=2,0' in m]
     with open(os.path.join(out, 'run.json')) as f:
         rec = json.load(f)['knobs']

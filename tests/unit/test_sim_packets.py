@@ -48,7 +48,7 @@ def test_delivery_is_one_packet_time_per_busy_hop_but_the_slowest():
 def run_exp(tmp_path, d, **kw):
     exp = experiment.from_dict(d, str(tmp_path / 'exp.yaml'), **kw)
     out, summary = run.execute(exp, str(tmp_path / 'out'),
-                               say=lambda m: None, plots=False)
+                               say=lambda m: None)
     return exp, summary
 
 

@@ -73,7 +73,7 @@ def _run_full_trace(policy, out):
     """One baseline on the whole trace (in a worker process)."""
     exp = experiment.load(_fb_yaml(), policy=policy, trace=FB)
     try:
-        _, s = run.execute(exp, out, say=lambda m: None, plots=False)
+        _, s = run.execute(exp, out, say=lambda m: None)
     finally:
         shutil.rmtree(out, ignore_errors=True)   # ~100 MB of events
     return {'coflows_done': s['totals']['coflows_done'],
@@ -117,7 +117,7 @@ def test_a_trace_wider_than_the_topology_is_named(tmp_path):
         r'hosts'
     with pytest.raises(ConfigError, match=msg):
         run.execute(experiment.load(str(e)), str(tmp_path / 'o'),
-                    say=lambda m: None, plots=False)
+                    say=lambda m: None)
     assert cli.main(['check', str(e)]) == 2
 
 
@@ -178,8 +178,7 @@ def test_the_emulator_runs_a_trace_as_sends_on_connections_of_their_own(
 
 def test_the_simulator_runs_the_same_flows_on_the_same_ports(tmp_path):
     exp = _trace_exp(tmp_path, 'sim')
-    out, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'o'), say=lambda m: None)
     assert sorted(s['coflows']) == ['1', '2', '3']
     import csv
     with open(os.path.join(out, 'flows.csv')) as f:
@@ -333,8 +332,7 @@ def test_a_slice_with_nothing_across_the_network_is_refused_on_the_emulator(
 
 def _sim6(tmp_path, **extra):
     exp = _exp6(tmp_path, 'sim', **extra)
-    out, s = run.execute(exp, str(tmp_path / 'sim'), say=lambda m: None,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'sim'), say=lambda m: None)
     return exp, out, s
 
 

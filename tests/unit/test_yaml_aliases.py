@@ -114,7 +114,7 @@ def test_a_damaged_run_folders_experiment_is_not_expanded(tmp_path):
     meta) holding the bomb: left aside, the folder's name used."""
     (tmp_path / 'experiment.yaml').write_text('name: x\n' + BOMB +
                                               'seed: *bomb\n')
-    meta = metrics._meta_guess(str(tmp_path), {})
+    meta = metrics.meta_guess(str(tmp_path), {})
     assert meta['experiment'] == os.path.basename(str(tmp_path))
     assert meta['seed'] is None
 
