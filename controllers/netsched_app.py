@@ -434,7 +434,7 @@ class NetschedController(fw.App):
         with self.core_lock:
             now = time.monotonic()
             mods = self.core.on_connect(dpid, table, now)
-            record = self.core.adoptions.pop(dpid, None)
+            record = self.core.adoption.records.pop(dpid, None)
         if mods is None:
             return
         if record is not None:
