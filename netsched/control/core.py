@@ -42,6 +42,7 @@ from .links import LinkState
 from .manual import ManualRules
 from .outcome import Outcome
 from .scheduler import Scheduler
+from .spec import ControllerSpec
 from .. import fluid, qos
 from .. import topology as topo
 from ..errors import NetschedError
@@ -87,19 +88,22 @@ class ControllerCore:
         self.adoption = Adoption()
 
     @classmethod
-    def from_description(cls, desc):
-        """The core for a fabric description (channel.fabric_description),
-        the one input the app is started with."""
+    def from_spec(cls, spec):
+        """The core for a ControllerSpec (control.spec), the one input
+        the app is started with."""
         from .. import circuits, policies
-        p = desc.get('policy') or {}
-        policy = None if not p.get('name') else policies.make(
-            p['name'], p.get('params'), where='controller policy')
-        c = desc.get('circuits') or {}
-        sched = None if not c.get('name') else circuits.make(
-            c['name'], c.get('params'), where='controller circuits')
-        return cls(topo.from_dict(desc['topology']), desc['queues'], policy,
-                   desc.get('scale', 1.0), desc.get('decision_log'), sched,
-                   desc.get('class_map'), desc.get('scheduler'))
+        policy = None if not spec.policy else policies.make(
+            spec.policy, spec.policy_params, where='controller policy')
+        sched = None if spec.circuits is None else circuits.make(
+            spec.circuits[0], spec.circuits[1], where='controller circuits')
+        return cls(spec.g, spec.queues, policy, spec.scale,
+                   spec.decision_log, sched, spec.class_map, spec.scheduler)
+
+    @classmethod
+    def from_description(cls, desc):
+        """The core for a fabric description (channel.fabric_description:
+        a ControllerSpec as JSON)."""
+        return cls.from_spec(ControllerSpec.from_dict(desc))
 
     def dpid(self, switch):
         """A switch's datapath id: the name it gives itself on the wire."""

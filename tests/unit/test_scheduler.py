@@ -539,7 +539,7 @@ def test_both_backends_take_the_floor_release_knob(monkeypatch):
     the environment is read by neither (pipeline.knobs maps it onto the
     key)."""
     from netsched import fluid
-    from netsched.control.channel import fabric_description
+    from netsched.control.spec import ControllerSpec
     from netsched.control.core import ControllerCore
     from netsched.sim.rates import RateSetter
     monkeypatch.setenv('NETSCHED_FLOOR_RELEASE', '1')
@@ -549,8 +549,8 @@ def test_both_backends_take_the_floor_release_knob(monkeypatch):
         sim = RateSetter(net, policies.make('sebf'), None, 8,
                          release_floor=knob)
         assert sim.release_floor is knob
-        desc = fabric_description(g, 8, '/nonexistent', policy='sebf',
-                                  scheduler={'floor_release': knob})
+        desc = ControllerSpec(g, 8, policy='sebf', socket='/nonexistent',
+                              scheduler={'floor_release': knob}).to_dict()
         c = ControllerCore.from_description(desc)
         assert c.scheduler.release_floor is knob
         assert c.scheduler.hold_starved is False
