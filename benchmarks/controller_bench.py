@@ -34,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from netsched import topology as topo  # noqa: E402
+from netsched.control.spec import ControllerSpec  # noqa: E402
 from netsched.emulator.fabric import Fabric  # noqa: E402
 
 WORKERS = 4
@@ -176,8 +177,8 @@ def main():
         log = os.path.join(ROOT, 'results', 'bench-controller-%s.jsonl' % pol)
         if os.path.exists(log):
             os.unlink(log)
-        with Fabric(topo.fat_tree(4), link_mbps=20, policy=pol,
-                    decision_log=log) as fab:
+        with Fabric(ControllerSpec.for_link(topo.fat_tree(4), 20, policy=pol,
+                                            decision_log=log)) as fab:
             for jobs in (int(x) for x in a.jobs.split(',')):
                 for rep in range(a.reps):
                     offset = os.path.getsize(log) if os.path.exists(log) \

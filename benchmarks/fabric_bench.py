@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from netsched.emulator import measure  # noqa: E402
 from netsched import topology as topo  # noqa: E402
+from netsched.control.spec import ControllerSpec  # noqa: E402
 from netsched.emulator.fabric import Fabric  # noqa: E402
 from netsched.errors import NetschedError  # noqa: E402
 
@@ -42,7 +43,7 @@ def say(msg):
 def startup(res, reps):
     ups, downs = [], []
     for i in range(reps):
-        fab = Fabric(topo.fat_tree(4), link_mbps=20)
+        fab = Fabric(ControllerSpec.for_link(topo.fat_tree(4), 20))
         with fab:
             pass
         ups.append(fab.timings['startup_s'])
@@ -64,7 +65,7 @@ def throughput(res, rates, counts, seconds, skip):
     table = {}
     for rate in rates:
         g = topo.fat_tree(4)
-        with Fabric(g, link_mbps=rate) as fab:
+        with Fabric(ControllerSpec.for_link(g, rate)) as fab:
             eff = measure.goodput_efficiency(fab.mtu)
             for n in counts:
                 flows = [measure.Flow(s, d, 50000 + i, 5500 + i, seconds)
@@ -96,7 +97,8 @@ def throughput(res, rates, counts, seconds, skip):
 def largest_k(res, ks, budget_s):
     got = {}
     for k in ks:
-        fab = Fabric(topo.fat_tree(k), link_mbps=10, ready_timeout_s=budget_s)
+        fab = Fabric(ControllerSpec.for_link(topo.fat_tree(k), 10),
+                     ready_timeout_s=budget_s)
         t0 = time.monotonic()
         try:
             with fab:

@@ -45,6 +45,7 @@ from netsched.control import channel
 from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
 from netsched.control.outbox import Outbox
+from netsched.control.spec import ControllerSpec
 from netsched.errors import NetschedError
 
 try:
@@ -67,23 +68,24 @@ PORT_STATS_S = 0.5              # how often switches are asked for counters
 ROUTE_SETTLE_S = 10.0
 
 
-def load_description(env=os.environ):
-    """The fabric this controller serves, from the environment: the app
-    takes no arguments so that it loads unchanged in a plain framework
-    manager (NETSCHED_FABRIC, or the NETSCHED_TOPOLOGY family)."""
+def load_spec(env=os.environ):
+    """The ControllerSpec of the fabric this controller serves, from the
+    environment: the app takes no arguments so that it loads unchanged
+    in a plain framework manager (NETSCHED_FABRIC: its fabric
+    description, or the NETSCHED_TOPOLOGY family)."""
     path = env.get('NETSCHED_FABRIC')
     if path:
         with open(path) as f:
-            return json.load(f)
+            return ControllerSpec.from_json(f.read())
     spec = env.get('NETSCHED_TOPOLOGY')
     if not spec:
         raise NetschedError('set NETSCHED_FABRIC or NETSCHED_TOPOLOGY')
-    return channel.fabric_description(
+    return ControllerSpec(
         topology.parse_spec(spec), int(env.get('NETSCHED_QUEUES', '8')),
-        env.get('NETSCHED_SOCKET', channel.DEFAULT_SOCKET),
-        policy=env.get('NETSCHED_POLICY') or None,
         scale=float(env.get('NETSCHED_SCALE', '1')),
-        decision_log=env.get('NETSCHED_DECISION_LOG') or None)
+        policy=env.get('NETSCHED_POLICY') or None,
+        decision_log=env.get('NETSCHED_DECISION_LOG') or None,
+        socket=env.get('NETSCHED_SOCKET', channel.DEFAULT_SOCKET))
 
 
 def open_log(path):
@@ -188,10 +190,10 @@ class NetschedController(fw.App):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        desc = load_description()
-        self.core = ControllerCore.from_description(desc)
-        self.socket_path = desc['socket']
-        path = desc.get('decision_log')
+        spec = load_spec()
+        self.core = ControllerCore.from_spec(spec)
+        self.socket_path = spec.socket
+        path = spec.decision_log
         self.decision_log = open_log(path) if path else None
         self.datapaths = {}
         self.tables = {}                # dpid -> its flow-stats entries
@@ -457,7 +459,7 @@ class NetschedController(fw.App):
         with self.core_lock:
             now = time.monotonic()
             mods = self.core.on_connect(dpid, table, now)
-            record = self.core.adoptions.pop(dpid, None)
+            record = self.core.adoption.records.pop(dpid, None)
         if mods is None:
             return
         if record is not None:

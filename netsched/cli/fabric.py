@@ -29,17 +29,19 @@ def _fabric_args(p, default_topology='fattree,4'):
 
 
 def _fabric(a, log):
+    from ..control.spec import ControllerSpec
     from ..emulator.fabric import Fabric
     policy = getattr(a, 'policy', None)
     params = _params(getattr(a, 'param', None))
     if policy:
         from .. import policies
         policies.make(policy, params, where='--policy')
-    return Fabric(topo.parse_spec(a.topology), link_mbps=a.link_mbps,
-                  queues=a.queues, mtu=a.mtu, fair_queues=a.fair_queues,
-                  log=log, policy=policy, policy_params=params,
-                  class_map=getattr(a, 'class_map', None),
-                  scheduler=_scheduler_knobs(a))
+    spec = ControllerSpec.for_link(
+        topo.parse_spec(a.topology), a.link_mbps, queues=a.queues,
+        policy=policy, policy_params=params,
+        class_map=getattr(a, 'class_map', None),
+        scheduler=_scheduler_knobs(a))
+    return Fabric(spec, mtu=a.mtu, fair_queues=a.fair_queues, log=log)
 
 
 def selftest_args(p):
@@ -142,7 +144,7 @@ def cmd_controller(a):
     """Run netsched's Ryu app in the foreground (for plain Mininet), with
     a scheduling policy that agents register with."""
     from .. import policies, qos
-    from ..control.channel import fabric_description
+    from ..control.spec import ControllerSpec
     from ..emulator.controller import ryu_command, ryu_env
     g = topo.parse_spec(a.topology)
     qos.check_queues(a.queues)
@@ -155,11 +157,11 @@ def cmd_controller(a):
     os.makedirs(os.path.dirname(sock), exist_ok=True)
     desc = sock + '.fabric.json'
     with open(desc, 'w') as f:
-        json.dump(fabric_description(
-            g, a.queues, sock, policy=a.policy, policy_params=params,
-            scale=a.scale, decision_log=a.decision_log and
-            os.path.abspath(a.decision_log), class_map=a.class_map,
-            scheduler=_scheduler_knobs(a)), f)
+        f.write(ControllerSpec(
+            g, a.queues, a.scale, a.policy, params, class_map=a.class_map,
+            scheduler=_scheduler_knobs(a), socket=sock,
+            decision_log=a.decision_log and
+            os.path.abspath(a.decision_log)).to_json())
     os.execve(sys.executable, ryu_command(a.port, framework=a.framework),
               ryu_env(desc))
 

@@ -12,7 +12,8 @@ metadata under a mask), so that a rule held and a rule wanted compare
 equal when they are the same flow: otherwise a delete_strict of the old
 form would remove the new rule just added in its place.
 
-Pure: no framework, no I/O (ControllerCore.on_connect decides)."""
+Pure: no framework, no I/O (ControllerCore.on_connect asks Adoption).
+"""
 from . import openflow as of
 from .. import qos
 from ..errors import ConfigError
@@ -21,6 +22,11 @@ OWNERS = {of.OWNER_ROUTING: 'routing', of.OWNER_CLASSIFY: 'classify',
           of.OWNER_SCHEDULE: 'schedule', of.OWNER_CIRCUIT: 'circuit'}
 EXACT = (1 << 64) - 1
 SERIAL_MASK = EXACT & ~of.OWNER_MASK
+# how long an adopted scheduler rule waits for its host's agent: an agent
+# tries to register again for 30 s after losing the controller
+# (host.agent.ControllerLink.GIVE_UP_S); past that it never will, and
+# nothing else would remove the rule
+GRACE_S = 35.0
 # bits of the integer match fields netsched writes, for all-ones masks
 _BITS = {'metadata': 64, 'in_port': 32, 'eth_type': 16, 'ip_proto': 8,
          'ip_dscp': 6, 'tcp_src': 16, 'tcp_dst': 16, 'udp_src': 16,
@@ -143,3 +149,150 @@ def read_classify(fm, queues):
     except (ConfigError, TypeError, ValueError):
         return None
     return rid, match, cls, fm.priority
+
+
+class Adoption:
+    """The switches adopted with netsched's rules (their routes kept
+    until every link's state is known, the scheduler rules kept until
+    their hosts' agents are back) and the records of it."""
+
+    def __init__(self):
+        self.routes_pending = {}        # dpid -> when adopted, routes kept
+        self.kept = {}                  # dpid -> {key: scheduler rule held}
+        self.kept_at = {}               # dpid -> when those were adopted
+        self.records = {}               # dpid -> 'adopt' record, for the app
+        self.serials_held_since = None  # agents back before the switches
+
+    def forget(self, dpid):
+        """A switch got the clean-slate program: nothing of it is kept."""
+        self.routes_pending.pop(dpid, None)
+        self.kept.pop(dpid, None)
+
+    def adopt(self, dpid, sw, routes, table, now, core):
+        """A switch that holds netsched's rules keeps them: it is sent
+        only the difference between what it holds and what ``core`` (the
+        ControllerCore: its links, manual rules and scheduler) wants,
+        never a wipe and never a rule it has.
+          Routes (routing and circuit owners): the routes around the
+            links down now, once every switch-to-switch link's state is
+            known from the port description of one of its ends; until
+            then the routes held stay (a link that went down while the
+            controller was away is known only from its switches' ports,
+            and routing over it meanwhile would drop packets), and
+            on_port_desc or settle reconciles them. ECMP rules of
+            next-hop sets no longer used stay, as a reroute leaves them.
+          Manual classification rules: recovered into the manual rules
+            (id from the cookie, match and class from the entry), new ids
+            counted on above the largest; one this core made and cleared
+            since goes.
+          Scheduler rules: the scheduler's own (a switch that reconnected
+            to this controller) are resent where missing; the others are
+            kept until the scheduler's first decision after their hosts
+            registered replaces them (replace), and coflow serials start
+            above the largest they carry, so no new cookie is an old
+            one's.
+        A rule of no netsched owner is foreign and left alone."""
+        links, manual, sched = core.links, core.manual, core.scheduler
+        held = {}
+        for m in table:
+            held.setdefault(OWNERS.get(owner(m.cookie)),
+                            []).append(canonical(m))
+        mine = held.get('routing', []) + held.get('circuit', [])
+        if core.circuits is not None or links.known():
+            mods = diff(mine, routes, keep_unused_sets=True)
+            links.routes[dpid] = after(mine, mods)
+            self.routes_pending.pop(dpid, None)
+        else:
+            mods = []
+            links.routes[dpid] = mine
+            self.routes_pending[dpid] = now
+        recovered = []
+        for m in held.get('classify', ()):
+            r = read_classify(m, manual.queues)
+            if r is not None and manual.recover(*r):
+                recovered.append(r[0])
+        want = manual.mods() if dpid in core.ingress else []
+        mods += diff(held.get('classify', []), want)
+        sch = held.get('schedule', [])
+        want = [] if sched is None else sched.rules.replay(dpid)
+        have = {key(m): m for m in sch}
+        keys = {key(m) for m in want}
+        mods += [m for m in want if have.get(key(m)) != m]
+        kept = {key(m): m for m in sch if key(m) not in keys}
+        if sched is None:                # nothing would ever replace them
+            mods += [delete(m) for m in kept.values()]
+            kept = {}
+        else:
+            sched.intake.serial_floor = max(
+                [sched.intake.serial_floor] + [serial(m.cookie) for m in sch])
+        if kept:
+            self.kept[dpid] = kept
+            self.kept_at[dpid] = now
+        else:
+            self.kept.pop(dpid, None)
+        touched = {key(m) for m in mods}
+        ours = [m for k, v in held.items() if k is not None for m in v]
+        self.records[dpid] = {
+            'kind': 'adopt', 't': now, 'switch': sw,
+            'adopted': sum(key(m) not in touched for m in ours),
+            'sent': len(mods),
+            'held': {str(k or 'foreign'): len(v)
+                     for k, v in sorted(held.items(), key=lambda x: str(
+                         x[0] or 'foreign'))},
+            'recovered_rules': recovered, 'schedule_kept': len(kept),
+            'routes_pending': dpid in self.routes_pending,
+            'applied_ms': None}
+        return mods
+
+    def reconcile(self, out, now, links, connected, switch_of):
+        """The routes of the adopted switches that kept theirs: the
+        difference to the routes around the links down now."""
+        new, n = links.live(), 0
+        for dpid in sorted(self.routes_pending):
+            if dpid in connected:
+                d = diff(links.routes[dpid],
+                         of.route_rules(new, switch_of[dpid]),
+                         keep_unused_sets=True)
+                links.routes[dpid] = after(links.routes[dpid], d)
+                if d:
+                    out.mods.setdefault(dpid, []).extend(d)
+                    n += len(d)
+        self.routes_pending = {}
+        out.log.append({'kind': 'adopt_routes', 't': now,
+                        'links_down': sorted(links.down),
+                        'flow_mods': n, 'applied_ms': None})
+
+    def replace(self, out, demand):
+        """The scheduler decided: the scheduler rules adopted from the
+        switches whose source host has registered since (``demand``'s
+        hosts) are replaced by the decision's, or go where it has none
+        for their connection (with one deleted, the host's own DSCP marks
+        class its packets, as for any connection without a rule)."""
+        for dpid in sorted(self.kept):
+            kept = self.kept[dpid]
+            new = {key(m) for m in out.mods.get(dpid, ())
+                   if m.command == 'add'}
+            gone = [k for k, m in kept.items() if demand.by_ip.get(
+                dict(m.match).get('ipv4_src')) in demand.hosts]
+            dels = [delete(kept.pop(k)) for k in gone if k not in new]
+            for k in gone:
+                kept.pop(k, None)
+            if dels:
+                out.mods.setdefault(dpid, []).extend(dels)
+            if not kept:
+                del self.kept[dpid]
+
+    def expire(self, out, now, switch_of):
+        """The scheduler rules adopted GRACE_S ago or more whose hosts
+        never registered go (their agents died or gave up while the
+        controller was away): deleted, with an ``adopt_expired``
+        record."""
+        for dpid in sorted(self.kept):
+            if now - self.kept_at[dpid] < GRACE_S:
+                continue
+            kept = self.kept.pop(dpid)
+            out.mods.setdefault(dpid, []).extend(
+                delete(m) for m in kept.values())
+            out.log.append({'kind': 'adopt_expired', 't': now,
+                            'switch': switch_of.get(dpid, str(dpid)),
+                            'flow_mods': len(kept), 'applied_ms': None})

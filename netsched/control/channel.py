@@ -6,33 +6,19 @@ import json
 import socket
 import time
 
-from .. import topology as topo
 from ..errors import NetschedError
 
 DEFAULT_SOCKET = '/run/netsched/ctl.sock'
 
 
-def fabric_description(g, queues, socket_path, policy=None,
-                       policy_params=None, scale=1.0, decision_log=None,
-                       circuits=None, class_map=None, scheduler=None):
-    """What the controller is started with (written as JSON): the
-    topology, Q, the control socket, the scheduling policy (None: routes
-    only), the data-center units per emulated unit (``scale``), where
-    to append its decision log (JSON lines; None: nowhere) and, on a
-    hybrid fabric, its circuit scheduler ((name, params) or None), how
-    ranks map onto the classes (``class_map``, None: the default) and the
-    experiment's measuring knobs for its scheduler (``scheduler``:
-    {'floor_release', 'hold_starved'}, None: both off)."""
-    knobs = scheduler or {}
-    return {'topology': topo.to_dict(g), 'queues': queues,
-            'socket': socket_path,
-            'policy': {'name': policy, 'params': dict(policy_params or {})},
-            'scale': scale, 'decision_log': decision_log,
-            'circuits': None if circuits is None else
-            {'name': circuits[0], 'params': dict(circuits[1])},
-            'class_map': class_map,
-            'scheduler': {k: bool(knobs.get(k))
-                          for k in ('floor_release', 'hold_starved')}}
+def fabric_description(spec, socket_path=None):
+    """What the controller is started with (written as JSON): its
+    ControllerSpec (control.spec) as the app loads it, with the control
+    socket placed at ``socket_path`` (None: the spec's own)."""
+    if socket_path is not None:
+        spec = spec.placed(socket=socket_path)
+    return spec.to_dict()
+
 
 def encode(obj):
     """One message as a line of JSON: lines let either side read a stream

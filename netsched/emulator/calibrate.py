@@ -23,6 +23,7 @@ import subprocess
 import time
 
 from .. import topology as topo
+from ..control.spec import ControllerSpec
 from ..errors import NetschedError, PrerequisiteError
 
 CACHE = os.environ.get('NETSCHED_CALIBRATION') or (
@@ -143,7 +144,8 @@ def measure(topology, mtu, say=print):
     say('calibrating the datapath on %s, MTU %d (%d greedy flows, %.0f s; '
         'kept for %d days)' % (topology, mtu, len(flows),
                                WARM_S + MEASURE_S, MAX_AGE_S // 86400))
-    with Fabric(g, link_mbps=LINK_MBPS, mtu=mtu, controller=True) as fab:
+    with Fabric(ControllerSpec.for_link(g, LINK_MBPS), mtu=mtu,
+                controller=True) as fab:
         procs = []
         for i, (src, dst) in enumerate(flows):
             port = PORT_BASE + i

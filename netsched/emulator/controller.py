@@ -50,24 +50,15 @@ def ryu_env(desc_path):
 
 
 class ControllerProcess:
-    """The controller app for one fabric, run in ``state``'s directory
-    under ``framework`` ('ryu' or 'os-ken')."""
+    """The controller app for one fabric (its ControllerSpec), run in
+    ``state``'s directory under ``framework`` ('ryu' or 'os-ken'), its
+    control socket there."""
 
-    def __init__(self, state, g, queues, scale=1.0, policy=None,
-                 policy_params=None, decision_log=None, circuits=None,
-                 class_map=None, scheduler=None,
-                 framework=DEFAULT_FRAMEWORK):
+    def __init__(self, state, spec, framework=DEFAULT_FRAMEWORK):
         self.state = state
         self.framework = check_framework(framework)
         self.socket_path = os.path.join(state.dir, 'ctl.sock')
-        self.desc = fabric_description(g, queues, self.socket_path,
-                                       policy=policy,
-                                       policy_params=policy_params,
-                                       scale=scale,
-                                       decision_log=decision_log,
-                                       circuits=circuits,
-                                       class_map=class_map,
-                                       scheduler=scheduler)
+        self.desc = fabric_description(spec, self.socket_path)
         self.proc = None
         self.log_path = os.path.join(state.dir, 'ryu.log')
 

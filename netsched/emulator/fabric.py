@@ -2,7 +2,7 @@
 userspace Open vSwitch switches, strict-priority tc classes on every
 link egress, and netsched's Ryu controller.
 
-    with Fabric(fat_tree(4), link_mbps=20) as fab:
+    with Fabric(ControllerSpec.for_link(fat_tree(4), 20)) as fab:
         fab.host('h0_0_0').cmd('ping -c1 10.1.0.2')
 
 Teardown always runs -- after success, an exception, SIGINT or SIGTERM --
@@ -38,25 +38,21 @@ def _free_port():
 
 class Fabric:
     """An emulated fabric. Parameters:
-      g             topology graph (netsched.topology)
-      link_mbps     emulated rate of the fastest link; every link is
-                    scaled by the same factor (capacity_bps / scale)
-      queues        strict-priority classes per egress port (1..8)
+      spec          the controller's ControllerSpec (control.spec): the
+                    topology graph, the strict-priority classes per
+                    egress port, the scale (the fastest link is emulated
+                    at its capacity / scale; every link is scaled by the
+                    same factor), the policy, the circuit scheduler, the
+                    class map, the scheduler's knobs and the decision log
       mtu           MTU of every interface (jumbo frames by default:
                     the emulator's capacity is packets per second)
       queue_packets pfifo limit of every class (of every bucket, with
                     fair_queues)
       fair_queues   0, or 2/4/8/16 hashed round-robin buckets per class:
                     stochastic per-connection fairness (netsched.qos)
-      controller    True to run netsched's Ryu controller
-      policy        the scheduling policy the controller runs (a name;
-                    None = none: routes only) and its parameters
-      decision_log  where the controller appends its decisions (JSON
-                    lines), or None
-      circuits      a hybrid fabric's circuit scheduler, (name, params)
-                    (netsched.circuits), or None: no circuit ever
-      scheduler     the controller scheduler's measuring knobs
-                    ({'floor_release', 'hold_starved'}), or None: off
+      controller    True to run netsched's Ryu controller (with a policy
+                    or circuits and no decision log, it logs in the
+                    run's state directory)
       framework     the SDN framework the controller app runs under:
                     'ryu' (the default) or 'os-ken'
       host_tcp      the hosts' measuring knobs (interfaces.host_commands:
@@ -64,15 +60,12 @@ class Fabric:
                     or None: none
     """
 
-    def __init__(self, g, link_mbps=20.0, queues=8, mtu=9000,
-                 queue_packets=qos.QUEUE_PACKETS, fair_queues=16,
-                 controller=True,
-                 log=None,
-                 run_id=None, ready_timeout_s=60.0, policy=None,
-                 policy_params=None, decision_log=None, circuits=None,
-                 class_map=None, scheduler=None, host_tcp=None,
-                 framework='ryu'):
-        if not (isinstance(link_mbps, (int, float)) and 0 < link_mbps <= 1000):
+    def __init__(self, spec, mtu=9000, queue_packets=qos.QUEUE_PACKETS,
+                 fair_queues=16, controller=True, log=None, run_id=None,
+                 ready_timeout_s=60.0, host_tcp=None, framework='ryu'):
+        link_mbps = spec.link_mbps()
+        # the rate back from the scale may pass a 1000 asked for by ulps
+        if not 0 < link_mbps <= 1000 * (1 + 1e-12):
             raise ConfigError('link_mbps must be in (0, 1000], got %r '
                               '(Mininet links stop at 1 Gbit/s)' % (link_mbps,))
         if not isinstance(mtu, int) or not 576 <= mtu <= 9000:
@@ -81,26 +74,23 @@ class Fabric:
         if not isinstance(queue_packets, int) or queue_packets < 1:
             raise ConfigError('queue_packets must be a positive integer, '
                               'got %r' % (queue_packets,))
-        self.g = g
-        self.queues = qos.check_queues(queues)
-        self.link_mbps = float(link_mbps)
+        self.spec = spec
+        self.g = spec.g
+        self.queues = spec.queues
+        self.link_mbps = link_mbps
         self.mtu = mtu
         self.queue_packets = queue_packets
         self.fair_queues = qos.check_buckets(fair_queues)
         self.use_controller = controller
-        self.policy, self.policy_params = policy, dict(policy_params or {})
-        self.decision_log = decision_log
-        self.circuits = circuits
-        self.class_map = class_map      # how ranks map onto the classes
-        self.scheduler_knobs = scheduler
+        self.policy = spec.policy
+        self.decision_log = spec.decision_log
         self.framework = framework
         self.host_tcp = host_tcp
         self.ready_timeout_s = ready_timeout_s
         self.log = log or (lambda msg: None)
         self.run_id = run_id or time.strftime('%Y%m%d-%H%M%S-') + \
             uuid.uuid4().hex[:6]
-        cap = max(d['capacity_bps'] for _, _, d in g.edges(data=True))
-        self.scale = cap / (self.link_mbps * 1e6)   # DC bps per emulated bps
+        self.scale = spec.scale         # DC bps per emulated bps
         self.net = None
         self.state = None
         self.controller = None
@@ -220,14 +210,13 @@ class Fabric:
         setLogLevel('error')
         port = _free_port()
         if self.use_controller:
-            if (self.policy or self.circuits) and not self.decision_log:
+            if (self.policy or self.spec.circuits) and \
+                    not self.decision_log:
                 self.decision_log = os.path.join(self.state.dir,
                                                  'decisions.jsonl')
+                self.spec = self.spec.placed(decision_log=self.decision_log)
             self.controller = ControllerProcess(
-                self.state, self.g, self.queues, self.scale, self.policy,
-                self.policy_params, self.decision_log, self.circuits,
-                self.class_map, self.scheduler_knobs,
-                framework=self.framework)
+                self.state, self.spec, framework=self.framework)
             self.controller.start(port)
         self.ctl_port = port
         self.timings['controller_s'] = time.monotonic() - t0

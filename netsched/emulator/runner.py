@@ -21,6 +21,7 @@ import os
 import time
 
 from ..control.channel import ControlClient
+from ..control.spec import ControllerSpec
 from ..errors import ConfigError
 from ..events import EventLog
 from ..workload import taskgraph
@@ -535,13 +536,9 @@ def run(exp, log_path, say, attach=None, bar=None):
                               % (exp.path or exp.name))
         fabric = attach
     else:
-        fabric = Fabric(g, link_mbps=link_mbps, queues=exp.queues,
+        fabric = Fabric(ControllerSpec.from_experiment(exp, decision_log, g),
                         mtu=exp.mtu, queue_packets=exp.queue_packets,
                         fair_queues=exp.fair_queues, log=say,
-                        policy=exp.policy, policy_params=exp.policy_params,
-                        decision_log=decision_log, circuits=exp.circuits,
-                        class_map=exp.class_map,
-                        scheduler=exp.knobs.scheduler(),
                         host_tcp=exp.knobs.host_tcp())
     with EventLog(log_path) as log:
         log.write(0.0, 'run_start', backend='emu', policy=exp.policy,

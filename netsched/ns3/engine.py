@@ -119,7 +119,7 @@ class Control:
     def rerouted(self):
         """Connections moved to new paths: the policy decides again over
         them, as the simulator's does when its flows move."""
-        s = self.sched
+        s = self.sched.intake
         if not s.dirty:
             s.dirty, s.dirty_since = True, self.eng.now
         self.pending = True
@@ -160,13 +160,13 @@ class Control:
         self._next_wake()
 
     def _next_wake(self):
-        s = self.sched
-        last = s.last_decision if s.last_decision is not None else 0.0
+        s = self.sched.clock
+        last = s.last if s.last is not None else 0.0
         # a nanosecond past the gap: the scheduler asks for a gap of at
-        # least decide_gap_s, which a float sum may fall short of
-        gap = last + s.decide_gap_s + 1e-9
+        # least its clock's gap_s, which a float sum may fall short of
+        gap = last + s.gap_s + 1e-9
         when = []
-        if s.dirty:
+        if self.sched.intake.dirty:
             when.append(gap)
         if s.recheck_at is not None:
             when.append(max(s.recheck_at, gap))

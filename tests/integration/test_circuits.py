@@ -12,6 +12,7 @@ import pytest
 
 from netsched import topology as topo
 from netsched.emulator import measure
+from netsched.control.spec import ControllerSpec
 from netsched.emulator.fabric import Fabric
 
 from .helpers import leftovers
@@ -26,8 +27,9 @@ UPLINK_MBPS = HOST_MBPS / 4
 
 @pytest.fixture(scope='module')
 def fab():
-    f = Fabric(G, link_mbps=HOST_MBPS * 4, queues=8, policy='fair',
-               circuits=('static', {'pairs': [['t0', 't1']]}))
+    f = Fabric(ControllerSpec.for_link(
+        G, HOST_MBPS * 4, queues=8, policy='fair',
+        circuits=('static', {'pairs': [['t0', 't1']]})))
     with f:
         pids = [(p['pid'], p['start']) for p in f.state.data['pids']]
         wait_circuits(f, [['o0', 't0', 't1']])

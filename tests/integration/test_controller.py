@@ -12,6 +12,7 @@ import time
 import pytest
 
 from netsched.emulator import measure
+from netsched.control.spec import ControllerSpec
 from netsched.emulator.fabric import Fabric
 from netsched.topology import dumbbell
 
@@ -34,7 +35,8 @@ def fab(request):
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)
     g = dumbbell(2)
-    f = Fabric(g, link_mbps=20, queues=8, policy='sebf', framework=framework)
+    f = Fabric(ControllerSpec.for_link(g, 20, queues=8, policy='sebf'),
+               framework=framework)
     with f:
         pids = [(p['pid'], p['start']) for p in f.state.data['pids']]
         yield f

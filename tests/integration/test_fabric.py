@@ -2,6 +2,7 @@
 import pytest
 
 from netsched.emulator import measure
+from netsched.control.spec import ControllerSpec
 from netsched.emulator.fabric import Fabric
 from netsched.topology import fat_tree
 
@@ -13,7 +14,7 @@ RATE = 20e6
 @pytest.fixture(scope='module')
 def fab():
     g = fat_tree(4)
-    f = Fabric(g, link_mbps=RATE / 1e6, queues=8)
+    f = Fabric(ControllerSpec.for_link(g, RATE / 1e6, queues=8))
     with f:
         pids = [(p['pid'], p['start']) for p in f.state.data['pids']]
         yield f

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from netsched.emulator import runstate
+from netsched.control.spec import ControllerSpec
 from netsched.emulator.fabric import Fabric
 from netsched.topology import dumbbell, fat_tree
 
@@ -20,7 +21,7 @@ from .helpers import leftovers
 def test_teardown_after_exception():
     g = dumbbell(2)
     with pytest.raises(RuntimeError, match='boom'):
-        with Fabric(g, link_mbps=10) as f:
+        with Fabric(ControllerSpec.for_link(g, 10)) as f:
             pids = [(p['pid'], p['start']) for p in f.state.data['pids']]
             raise RuntimeError('boom')
     assert leftovers(g, pids) == []
@@ -76,7 +77,7 @@ def test_clean_after_sigkill():
 
 def test_process_started_in_a_host_is_stopped_at_teardown():
     g = fat_tree(2)
-    with Fabric(g, link_mbps=10) as f:
+    with Fabric(ControllerSpec.for_link(g, 10)) as f:
         p = f.popen('h0_0_0', ['sleep', '600'])
         rec = (p.pid, runstate.proc_start(p.pid))
         assert runstate.alive(*rec)

@@ -100,7 +100,7 @@ def test_a_fresh_switch_gets_todays_clean_slate_program():
     foreign = of.FlowMod(0, 0, (), (('output', 0xfffffffb),))
     c = ControllerCore(FT, 4)
     assert c.on_connect(E00, table=[foreign]) == prog
-    assert c.adoptions == {}
+    assert c.adoption.records == {}
 
 
 def test_a_restarted_core_adopts_a_full_table_and_sends_nothing():
@@ -116,7 +116,7 @@ def test_a_restarted_core_adopts_a_full_table_and_sends_nothing():
     ports_up(second)
     assert second.on_connect(E00, sw.table(), 5.0) == []
     # 69 routes + manual rules 2 and 3, all kept; none sent
-    assert second.adoptions[E00] == {
+    assert second.adoption.records[E00] == {
         'kind': 'adopt', 't': 5.0, 'switch': 'e0_0', 'adopted': 71,
         'sent': 0, 'held': {'classify': 2, 'routing': 69},
         'recovered_rules': [2, 3], 'schedule_kept': 0,
@@ -161,7 +161,7 @@ def test_only_the_difference_is_sent_and_foreign_rules_stay():
     assert mods == [missing, adopt.delete(reported(bad))]
     sw.apply(mods)
     assert sw.cookies() == {R: 70, C(1): 1, 0: 1}
-    rec = c.adoptions[E00]
+    rec = c.adoption.records[E00]
     # held: 68 + 1 stale routes, rules 1 and 5, the foreign one; kept:
     # the 69 routes and rule 1
     assert (rec['held'], rec['adopted'], rec['sent'],
@@ -221,11 +221,11 @@ def test_a_link_down_before_the_restart_is_kept_routed_around():
     c = ControllerCore(FT, 4)
     # e0_0 connects before any switch listed its ports: its routes stay
     assert c.on_connect(E00, tables[E00].table(), 2.0) == []
-    assert c.adoptions[E00]['routes_pending'] is True
+    assert c.adoption.records[E00]['routes_pending'] is True
     mods = ports_up(c, down={('e0_0', 3),
                              ('a0_0', topo.port(FT, 'a0_0', 'e0_0'))})
     assert mods == {}                   # they avoid the dead link already
-    assert not c.routes_pending
+    assert not c.adoption.routes_pending
     want = _e00_routes_after_link_down()
     assert set(want) <= set(tables[E00].table())
 
@@ -259,7 +259,7 @@ def test_routes_kept_are_reconciled_after_a_while_without_every_port():
     assert c.on_connect(E00, Switch(prog_e00()).table(), 5.0) == []
     assert c.settle(6.0, 2.0).mods == {}          # 1 s < 2 s
     out = c.settle(7.5, 2.0)
-    assert out.mods == {} and not c.routes_pending
+    assert out.mods == {} and not c.adoption.routes_pending
     assert out.log == [{'kind': 'adopt_routes', 't': 7.5, 'links_down': [],
                         'flow_mods': 0, 'applied_ms': None}]
     assert c.settle(20.0, 2.0).log == []
@@ -268,7 +268,7 @@ def test_routes_kept_are_reconciled_after_a_while_without_every_port():
 def test_port_descriptions_of_a_fresh_fabric_change_nothing():
     c = ControllerCore(FT, 4)
     c.on_connect(E00)
-    assert ports_up(c) == {} and c.links_down == frozenset()
+    assert ports_up(c) == {} and c.links.down == frozenset()
 
 
 # --- the scheduler's rules and the agents' re-registration ------------------
@@ -304,7 +304,7 @@ def test_scheduler_rules_stay_until_a_decision_after_their_hosts_return():
     ports_up(c)
     assert c.on_connect(SL, tables[SL].table(), 1.0) == []
     assert c.on_connect(SR, tables[SR].table(), 1.0) == []
-    assert c.adoptions[SL]['schedule_kept'] == 2
+    assert c.adoption.records[SL]['schedule_kept'] == 2
     assert c.handle({'op': 'status'}).reply['adopted_schedule_rules'] == 2
     # hl0 returns with its transfer in flight: the decision replaces its
     # rule (same match) under a new coflow serial, 2 + 1
@@ -333,8 +333,7 @@ def test_scheduler_rules_stay_until_a_decision_after_their_hosts_return():
 def test_adopted_rules_whose_agents_never_return_go_after_the_grace():
     # sl adopted at 1.0 with hl0's rule (coflow 1) and hl1's (coflow 2);
     # hl0 returns and the decision replaces its rule; hl1's agent never
-    # does: its rule stays until 1.0 + ADOPT_GRACE_S (36.0), then goes
-    from netsched.control import core as core_mod
+    # does: its rule stays until 1.0 + adopt.GRACE_S (36.0), then goes
     tables = _first_run_tables()
     c = sebf()
     ports_up(c)
@@ -344,7 +343,7 @@ def test_adopted_rules_whose_agents_never_return_go_after_the_grace():
     out = c.step(1.0)
     tables[SL].apply(out.mods[SL])
     assert tables[SL].cookies() == {R: 9, S(3): 1, S(2): 1}
-    assert core_mod.ADOPT_GRACE_S == 35.0
+    assert adopt.GRACE_S == 35.0
     assert c.step(35.9).mods == {}
     assert c.handle({'op': 'status'}).reply['adopted_schedule_rules'] == 1
     out = c.step(36.0)
@@ -443,14 +442,14 @@ def test_agents_back_before_the_switches_wait_for_the_serial_floor():
     out = c.step(1.0)
     assert out.decided and out.mods == {} and out.pushes == {
         'hl0': [{'op': 'classes', 'classes': {'a/0': 0}}]}
-    assert c.scheduler.serial == {} and c.scheduler.unnumbered == ['a/0']
+    assert c.scheduler.intake.serial == {} and c.scheduler.intake.unnumbered == ['a/0']
     ports_up(c)
     assert c.on_connect(SR, tables[SR].table(), 1.1) == []
-    assert c.scheduler.serials_held          # sl, the ingress, is not back
+    assert c.scheduler.intake.serials_held          # sl, the ingress, is not back
     assert c.on_connect(SL, tables[SL].table(), 1.2) == []
     # sl's cookies go up to 2: a/0 is numbered 3, and its rule replaces
     # hl0's old one at the next decision; hl1's stays (hl1 is not back)
-    assert c.scheduler.serial == {'a/0': 3}
+    assert c.scheduler.intake.serial == {'a/0': 3}
     out = c.step(1.3)
     assert out.decided and [(m.command, m.cookie) for m in out.mods[SL]] \
         == [('add', S(3))]
@@ -462,10 +461,10 @@ def test_serials_held_are_numbered_after_a_while_without_the_switches():
     c = sebf()
     register(c, 'hl0', 1.0, started=[[1, 0.1]], done=[])
     c.step(1.0)
-    assert c.settle(2.0, 2.0).mods == {} and c.scheduler.serials_held
+    assert c.settle(2.0, 2.0).mods == {} and c.scheduler.intake.serials_held
     c.settle(3.0, 2.0)
-    assert not c.scheduler.serials_held and c.scheduler.serial == {'a/0': 1}
+    assert not c.scheduler.intake.serials_held and c.scheduler.intake.serial == {'a/0': 1}
     # a first registration (no progress) never holds them
     c = sebf()
     register(c, 'hl0', 1.0)
-    assert not c.scheduler.serials_held
+    assert not c.scheduler.intake.serials_held

@@ -283,7 +283,7 @@ def test_the_controller_hands_each_jobs_hosts_its_shift_once():
                                [0.102, 0.612, 0.0306, 0.306])}}]
     assert [r['kind'] for r in out.log] == ['shifts']
     # the same demand again: decided, nothing sent
-    c.scheduler.dirty = True
+    c.scheduler.intake.dirty = True
     again = c.step(0.6)
     assert again.decided and not again.pushes and not again.log
     # b's only iteration ends, b leaves the view: nothing to share the

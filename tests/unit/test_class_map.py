@@ -170,12 +170,12 @@ def test_the_controller_maps_with_the_class_map_it_is_given(monkeypatch):
         seen.append(a[4] if len(a) > 4 else k.get('class_map'))
         return real(*a, **k)
     monkeypatch.setattr(scheduler, 'coflow_class', spy)
-    from netsched.control.channel import fabric_description
+    from netsched.control.spec import ControllerSpec
     for m in (None, 'share'):
         # as the Ryu app starts it: from the fabric's description
-        c = ControllerCore.from_description(fabric_description(
-            topo.parse_spec('dumbbell,1'), 8, '/nonexistent.sock',
-            policy='sebf', scale=500.0, class_map=m))
+        c = ControllerCore.from_description(ControllerSpec(
+            topo.parse_spec('dumbbell,1'), 8, policy='sebf', scale=500.0,
+            class_map=m, socket='/nonexistent.sock').to_dict())
         assert c.scheduler.class_map == m
         assert c.handle({'op': 'status'}, 0.0).reply['class_map'] == m
         out = c.handle({'op': 'register', 'host': 'hl0', 'run': 'r',

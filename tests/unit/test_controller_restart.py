@@ -15,7 +15,7 @@ import time
 import pytest
 
 from netsched import topology as topo
-from netsched.control import channel
+from netsched.control.spec import ControllerSpec
 from netsched.control import openflow as of
 from tests.unit.test_ryu_shell import (  # noqa: F401 (app_module: fixture)
     AGENTS, SL, SR, Shell, app_module, flow_mods)
@@ -36,10 +36,10 @@ def fabric(app_module, tmp_path, monkeypatch):
     """(start, stop, desc): app instances on one fabric description (one
     socket, one decision log), each stopped once."""
     sock_dir = tempfile.mkdtemp(prefix='ns-restart-')   # AF_UNIX: short
-    desc = channel.fabric_description(
-        topo.parse_spec('dumbbell,2'), 8, os.path.join(sock_dir, 'ctl.sock'),
-        policy='sebf', scale=500.0,
-        decision_log=str(tmp_path / 'decisions.jsonl'))
+    desc = ControllerSpec(
+        topo.parse_spec('dumbbell,2'), 8, policy='sebf', scale=500.0,
+        decision_log=str(tmp_path / 'decisions.jsonl'),
+        socket=os.path.join(sock_dir, 'ctl.sock')).to_dict()
     path = tmp_path / 'fabric.json'
     path.write_text(json.dumps(desc))
     monkeypatch.setenv('NETSCHED_FABRIC', str(path))

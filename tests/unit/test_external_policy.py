@@ -161,13 +161,13 @@ def test_the_controller_resolves_it_as_the_simulator_does(plugin):
     process): the same registry, so the same name reaches the same
     class, and its status names the policy as the experiment does."""
     from netsched import topology as topo
-    from netsched.control.channel import fabric_description
+    from netsched.control.spec import ControllerSpec
     from netsched.control.core import ControllerCore
     plugin('plugctl', '[netsched.policies]\nbig = plugctl.mod:LargestFirst\n')
     for name in ('plugctl.mod:LargestFirst', 'big'):
-        c = ControllerCore.from_description(fabric_description(
-            topo.parse_spec('dumbbell,1'), 8, '/nonexistent.sock',
-            policy=name, policy_params={'flip': 1}))
+        c = ControllerCore.from_description(ControllerSpec(
+            topo.parse_spec('dumbbell,1'), 8, policy=name,
+            policy_params={'flip': 1}, socket='/nonexistent.sock').to_dict())
         assert type(c.scheduler.policy).__name__ == 'LargestFirst'
         assert c.scheduler.policy.flip == 1
         assert c.handle({'op': 'status'}, 0.0).reply['policy'] == name

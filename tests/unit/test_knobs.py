@@ -248,12 +248,12 @@ def test_floor_release_reaches_the_simulators_rate_setter(
 
 def test_the_controller_gets_its_knobs_through_the_fabric_description():
     from netsched import policies, topology as topo
-    from netsched.control.channel import fabric_description
+    from netsched.control.spec import ControllerSpec
     from netsched.control.core import ControllerCore
     k = load(base(scheduler={'hold_starved': True})).knobs
-    desc = json.loads(json.dumps(fabric_description(
-        topo.parse_spec('dumbbell,1'), 8, '/nonexistent', policy='sebf',
-        scheduler=k.scheduler())))
+    desc = json.loads(ControllerSpec(
+        topo.parse_spec('dumbbell,1'), 8, policy='sebf',
+        scheduler=k.scheduler(), socket='/nonexistent').to_json())
     assert desc['scheduler'] == {'floor_release': False,
                                  'hold_starved': True}
     c = ControllerCore.from_description(desc)

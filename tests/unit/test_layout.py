@@ -394,6 +394,14 @@ def test_rules_catch_a_violation():
     """The checker itself: a policy importing the simulator is caught."""
     assert under('netsched.sim.engine', forbidden('netsched.policies.x'))
     assert under('ryu.base', forbidden('netsched.control.core'))
+    # the core's managers, the scheduler's parts and the controller's
+    # spec are of the pure core as the core is
+    for m in ('adopt', 'links', 'manual', 'intake', 'pacing', 'outcome',
+              'spec'):
+        for bad in ('ryu.base', 'mininet.net', 'netsched.emulator.fabric',
+                    'netsched.sim.engine', 'netsched.pipeline.experiment',
+                    'netsched.cli'):
+            assert under(bad, forbidden('netsched.control.' + m)), (m, bad)
     assert not under('numpy', forbidden('netsched.policies.x'))
     for bad in ('netsched.sim.engine', 'netsched.emulator.fabric',
                 'netsched.control.core', 'netsched.policies.base',

@@ -303,6 +303,6 @@ def test_compiled_openflow_matches_the_golden_file(policy):
     with open(path) as f:
         assert got == json.load(f)
     # idempotent: asked again on the same state, nothing is sent
-    c.scheduler.dirty = True
+    c.scheduler.intake.dirty = True
     again = c.step(1.3)
     assert again.decided and not again.mods and not again.pushes

@@ -29,6 +29,7 @@ from netsched import topology as topo
 from netsched.control import channel
 from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
+from netsched.control.spec import ControllerSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -327,10 +328,10 @@ class Client:
 @pytest.fixture
 def shell(app_module, tmp_path, monkeypatch):
     sock_dir = tempfile.mkdtemp(prefix='ns-shell-')   # AF_UNIX: short path
-    desc = channel.fabric_description(
-        topo.parse_spec('dumbbell,2'), 8, os.path.join(sock_dir, 'ctl.sock'),
-        policy='sebf', scale=500.0,
-        decision_log=str(tmp_path / 'decisions.jsonl'))
+    desc = ControllerSpec(
+        topo.parse_spec('dumbbell,2'), 8, policy='sebf', scale=500.0,
+        decision_log=str(tmp_path / 'decisions.jsonl'),
+        socket=os.path.join(sock_dir, 'ctl.sock')).to_dict()
     path = tmp_path / 'fabric.json'
     path.write_text(json.dumps(desc))
     monkeypatch.setenv('NETSCHED_FABRIC', str(path))

@@ -116,7 +116,7 @@ def test_same_decision_twice_sends_nothing():
     # same classes and sends no message and no FlowMod
     again = report(c, 'hl1', 1.02, ev='start', task=3, ready=1.0, t=1.01)
     assert not again.decided and not again.mods and not again.pushes
-    c.scheduler.dirty = True
+    c.scheduler.intake.dirty = True
     forced = c.step(1.03)
     assert forced.decided and not forced.mods and not forced.pushes
 
@@ -276,17 +276,17 @@ def test_decisions_are_spaced_by_their_cost():
     c = core()
     register(c)
     sch = c.scheduler
-    assert sch.decide_gap_s == 0.002
+    assert sch.clock.gap_s == 0.002
     for _ in range(50):
         c.note_cost(0.010)                 # decisions that take 10 ms
-    assert sch.decide_gap_s == pytest.approx(0.020, rel=0.01)
+    assert sch.clock.gap_s == pytest.approx(0.020, rel=0.01)
     report(c, 'hl0', 1.0, ev='start', task=1, ready=1.0, t=1.0)
     assert not report(c, 'hl1', 1.01, ev='start', task=3, ready=1.0,
                       t=1.01).decided         # within 20 ms: waits
     assert c.step(1.021).decided
     for _ in range(50):
         c.note_cost(0.0001)                # cheap again: back to 2 ms
-    assert sch.decide_gap_s == 0.002
+    assert sch.clock.gap_s == 0.002
 
 
 def one_connection_each(policy, hosts):
@@ -350,7 +350,7 @@ def test_a_connection_keeps_its_last_coflows_class_until_its_tail_arrives():
     sw.apply(report(c, 'hl1', 1.1, ev='start', task=3, ready=1.1).mods)
     assert (sw.dscp(SL, 40001), sw.dscp(SL, 40002)) == (56, 48)
     sw.apply(report(c, 'hl0', 1.2, ev='start', task=2, ready=1.2).mods)
-    assert c.scheduler.classes['a/1'] == 2
+    assert c.scheduler.decided.classes['a/1'] == 2
     assert sw.dscp(SL, 40001) == 56               # a/0's tail: class 0
     sw.apply(report(c, 'hr0', 1.3, ev='recv', task=1, t=1.3).mods)
     assert sw.dscp(SL, 40001) == 40               # a/1's class 2
@@ -395,7 +395,7 @@ def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
     # b/0 first, then a/0: both in Aalo's first queue, FIFO inside it
     report(c, 'hl1', 1.0, ev='start', task=3, ready=0.99, t=1.0)
     out = report(c, 'hl0', 1.01, ev='start', task=1, ready=1.0, t=1.01)
-    assert c.scheduler.classes == {'b/0': 0, 'a/0': 1}
+    assert c.scheduler.decided.classes == {'b/0': 0, 'a/0': 1}
     # 4 MiB of b/0: below the threshold, asked again, nothing changes
     out = report(c, 'hl1', 1.02, ev='progress', t=1.02,
                  sent={'3': 4 * 2 ** 20})
@@ -404,7 +404,7 @@ def test_aalo_demotes_a_coflow_when_its_reported_progress_crosses_a_threshold():
     # class)
     out = report(c, 'hl1', 1.04, ev='progress', t=1.04,
                  sent={'3': 6 * 2 ** 20})
-    assert c.scheduler.classes == {'a/0': 1, 'b/0': 2}
+    assert c.scheduler.decided.classes == {'a/0': 1, 'b/0': 2}
     assert out.pushes == {'hl1': [{'op': 'classes', 'classes': {'b/0': 2}}]}
 
 
@@ -467,7 +467,7 @@ def test_per_send_classes_tag_at_the_hosts_and_rule_one_class_connections(
                    'tcp_dst': 5000, 'tcp_src': 40002},
          'actions': [['set_field', 'ip_dscp', 48]]}]
     # idempotent: deciding again sends nothing
-    c.scheduler.dirty = True
+    c.scheduler.intake.dirty = True
     again = c.step(1.1)
     assert again.decided and not again.mods and not again.pushes
     # a late agent learns its sends' tags with its registration reply
@@ -539,7 +539,7 @@ def test_both_backends_take_the_floor_release_knob(monkeypatch):
     the environment is read by neither (pipeline.knobs maps it onto the
     key)."""
     from netsched import fluid
-    from netsched.control.channel import fabric_description
+    from netsched.control.spec import ControllerSpec
     from netsched.control.core import ControllerCore
     from netsched.sim.rates import RateSetter
     monkeypatch.setenv('NETSCHED_FLOOR_RELEASE', '1')
@@ -549,8 +549,8 @@ def test_both_backends_take_the_floor_release_knob(monkeypatch):
         sim = RateSetter(net, policies.make('sebf'), None, 8,
                          release_floor=knob)
         assert sim.release_floor is knob
-        desc = fabric_description(g, 8, '/nonexistent', policy='sebf',
-                                  scheduler={'floor_release': knob})
+        desc = ControllerSpec(g, 8, policy='sebf', socket='/nonexistent',
+                              scheduler={'floor_release': knob}).to_dict()
         c = ControllerCore.from_description(desc)
         assert c.scheduler.release_floor is knob
         assert c.scheduler.hold_starved is False
