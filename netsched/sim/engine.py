@@ -33,7 +33,7 @@ from .coflows import CoflowTable
 from .flows import FlowTable
 from .links import LinkMeter
 from .rates import RateSetter
-from ..fluid import kernels
+from . import kernels
 from ..errors import NetschedError
 
 FULL = 0.999          # a link loaded to this share of its capacity is full
