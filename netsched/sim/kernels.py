@@ -228,7 +228,8 @@ class FlowText:
     """The simulator's flow event lines (Engine._log_flows), compiled:
     :meth:`lines` gives None where the kernels cannot (absent, or a
     number whose text they do not know: bytes not whole, a start time
-    outside 0..2^22 s or rounding below 1e-4)."""
+    outside 0..2^22 s or rounding below 1e-4). The C writes
+    events.FLOW_LINE's layout without its optional fields."""
 
     def __init__(self, hosts):
         raw = [h.encode('ascii') for h in hosts]
@@ -259,7 +260,7 @@ class FlowText:
     def lines(self, head, ids, cof, src, dst, size, start, quoted):
         """The lines of flows ``ids`` (coflow indices ``cof`` into
         ``quoted``, their JSON names; host indices; bytes; start times)
-        after ``head``, or None."""
+        after ``head`` (FLOW_LINE.head's), or None."""
         k = lib()
         if k is None or not (plain(I64, ids, cof, src, dst)
                              and plain(F64, size, start)):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from netsched import fluid
+from netsched.events import FLOW_LINE
 from netsched.fluid import kernels
 from netsched.sim import kernels as sim_kernels
 
@@ -588,13 +589,12 @@ def test_flow_lines_same_as_python_writes_them():
     hosts = ['h0', 'h1', 'host-2']
     quoted = [json.dumps(n) for n in ('a', 'b "q" \u00e9', '3')]
     ft = sim_kernels.FlowText(hosts)
-    head = '{"t":1.5,"ev":"flow","id":'
+    head = FLOW_LINE.head(1.5)
 
     def python(ids, cof, src, dst, size, start):
         return ''.join(
-            '%s%d,"coflow":%s,"src":"%s","dst":"%s","bytes":%s,'
-            '"start":%s}\n' % (head, i, quoted[c], hosts[s], hosts[d],
-                               repr(b), repr(round(st, 9)))
+            FLOW_LINE.line(head, i, quoted[c], hosts[s], hosts[d], repr(b),
+                           repr(round(st, 9)))
             for i, c, s, d, b, st in zip(ids.tolist(), cof.tolist(),
                                          src.tolist(), dst.tolist(),
                                          size.tolist(), start.tolist()))
