@@ -12,6 +12,7 @@ run time. ``NETSCHED_KERNELS=off`` forces the fallback, as for
 """
 import numpy as np
 
+from ..fluid import kernels as fluid_kernels
 from ..fluid.kernels import F64, I64, OFF, Loaded, plain
 
 _MOD = Loaded('netsched.sim._kernels')
@@ -39,9 +40,11 @@ def lib():
 
 
 def name():
-    """What runs the kernels: 'c' where they are built and on, else
-    'numpy'."""
-    return 'numpy' if lib() is None else 'c'
+    """What ran the simulator's kernels, for run.json's backend_info: 'c'
+    where these and the allocation's (netsched.fluid.kernels) are built
+    and on, else 'numpy'."""
+    return 'c' if lib() is not None and fluid_kernels.lib() is not None \
+        else 'numpy'
 
 
 def _fb():

@@ -27,7 +27,9 @@ def _log(tmp_path, name, path, policy, kernels_off, monkeypatch):
                           policy=policy)
     out = tmp_path / ('%s-%s.jsonl' % (name, 'numpy' if kernels_off
                                        else 'c'))
-    runner.run(exp, str(out), lambda m: None)
+    info = runner.run(exp, str(out), lambda m: None)
+    # run.json's backend_info says which ran
+    assert info['kernels'] == ('numpy' if kernels_off else 'c')
     return out.read_bytes()
 
 
