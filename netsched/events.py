@@ -106,12 +106,62 @@ def read(path, cut=None):
     return out
 
 
-# a flow line as the simulator writes it (sim.engine) starts with _HEAD
-# and has _MARK at its first comma: the bulk of a long log, taken apart
-# as columns (_vector_columns) instead of a JSON parse per line; a block
-# with such a line in another layout is read by json
-_HEAD = b'{"t":'
-_MARK = b',"ev":"flow","id":'
+class FlowLineSchema:
+    """The flow event's line: its fields in order, each key with its
+    value's text. The one layout its writers follow (the simulator's in
+    Python, sim.engine, and in C, sim/kernels.c's ns_flow_lines; the
+    ns-3 backend's) and :func:`scan` takes apart as columns.
+
+    The values' texts: ``t`` repr(round(t, 9)); ``id`` decimal;
+    ``coflow`` the name as json.dumps quotes it (a user's name); ``src``
+    and ``dst`` host names, quoted as they are (netsched's names need no
+    escape); ``bytes`` repr of the size; ``start`` repr(round(start,
+    9)). A model data send adds ``ready`` (repr(round(ready, 9))) and
+    ``urgency`` (repr) after ``start``."""
+
+    FIELDS = (('t', '%r'), ('ev', '"flow"'), ('id', '%d'), ('coflow', '%s'),
+              ('src', '"%s"'), ('dst', '"%s"'), ('bytes', '%s'),
+              ('start', '%s'))
+    EXTRA = (('ready', '%r'), ('urgency', '%r'))
+
+    def __init__(self):
+        def pairs(fields):
+            return ','.join('"%s":%s' % kv for kv in fields)
+        whole = '{%s%%s}\n' % pairs(self.FIELDS)
+        cut = whole.index('"id":') + len('"id":')
+        # HEAD % (t,): the line up to its id, one per event time; BODY %
+        # (id, quoted coflow, src, dst, bytes' text, start's text, extra)
+        self.HEAD, self.BODY = whole[:cut], whole[cut:]
+        self.EXTRA_TEXT = ',' + pairs(self.EXTRA)
+
+    def head(self, t):
+        """The lines' start at log time ``t`` (already rounded)."""
+        return self.HEAD % (t,)
+
+    def line(self, head, id, coflow, src, dst, size, start, extra=''):
+        """One line after :meth:`head`'s ``head``: ``coflow`` quoted,
+        ``size`` and ``start`` their texts (repr, repr(round(start, 9)))
+        and ``extra`` :meth:`extra`'s or ''."""
+        return head + self.BODY % (id, coflow, src, dst, size, start, extra)
+
+    def extra(self, ready, urgency):
+        """A model data send's fields (``ready`` already rounded)."""
+        return self.EXTRA_TEXT % (ready, urgency)
+
+    def sep(self, key):
+        """The text before ``key``'s value: its comma, quoted key and
+        colon."""
+        return (',"%s":' % key).encode('ascii')
+
+
+FLOW_LINE = FlowLineSchema()
+
+# a flow line (FLOW_LINE) starts with _HEAD and has _MARK at its first
+# comma: the bulk of a long log, taken apart as columns
+# (_vector_columns) instead of a JSON parse per line; a block with such
+# a line in another layout is read by json
+_HEAD = FLOW_LINE.HEAD.split('%')[0].encode('ascii')
+_MARK = FLOW_LINE.sep('ev') + b'"flow"' + FLOW_LINE.sep('id')
 _PAD = bytes(64)                 # after a block: room for _window's rows
 _JSON_NUMBER = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?')
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]*')
@@ -376,13 +426,14 @@ def _vector_columns(a, buf, starts, ends, commas, k, nums, names):
         raise _NotPlain()
     c0, c1, c2, c3, c4, c5, c6 = [commas[k + j] for j in range(7)]
     c7, c8 = commas[k[nine] + 7], commas[k[nine] + 8]
-    if not (_lit(a, c2, b',"coflow":"')
-            and _lit(a, c3 - 1, b'","src":"')
-            and _lit(a, c4 - 1, b'","dst":"')
-            and _lit(a, c5 - 1, b'","bytes":')
-            and _lit(a, c6, b',"start":')
-            and _lit(a, c7, b',"ready":')
-            and _lit(a, c8, b',"urgency":')):
+    sep = FLOW_LINE.sep
+    if not (_lit(a, c2, sep('coflow') + b'"')
+            and _lit(a, c3 - 1, b'"' + sep('src') + b'"')
+            and _lit(a, c4 - 1, b'"' + sep('dst') + b'"')
+            and _lit(a, c5 - 1, b'"' + sep('bytes'))
+            and _lit(a, c6, sep('start'))
+            and _lit(a, c7, sep('ready'))
+            and _lit(a, c8, sep('urgency'))):
         raise _NotPlain()
     # no backslash (an escape) and no control byte in a line (a quote in
     # a name: _values)
@@ -391,7 +442,7 @@ def _vector_columns(a, buf, starts, ends, commas, k, nums, names):
             + len(_PAD) and _count(a < 32, starts, ends).any()):
         raise _NotPlain()
     # ids: decimal digits, no leading zero, at most 18 of them
-    s, e = c1 + 6, c2
+    s, e = c1 + len(sep('id')), c2
     w = _window(a, s, e, 18)
     inside = np.arange(w.shape[1]) < (e - s)[:, None]
     d = w.astype(np.int64) - 48
@@ -405,17 +456,19 @@ def _vector_columns(a, buf, starts, ends, commas, k, nums, names):
     end_start[nine] = c7
     num = nums
     out = FlowColumns(
-        _values(buf, a, starts + 5, c0, num), ids.tolist(),
-        _values(buf, a, c2 + 11, c3 - 1, names),
-        _values(buf, a, c3 + 8, c4 - 1, names),
-        _values(buf, a, c4 + 8, c5 - 1, names),
-        _values(buf, a, c5 + 9, c6, num),
-        _values(buf, a, c6 + 9, end_start, num), None, None)
+        _values(buf, a, starts + len(_HEAD), c0, num), ids.tolist(),
+        _values(buf, a, c2 + len(sep('coflow')) + 1, c3 - 1, names),
+        _values(buf, a, c3 + len(sep('src')) + 1, c4 - 1, names),
+        _values(buf, a, c4 + len(sep('dst')) + 1, c5 - 1, names),
+        _values(buf, a, c5 + len(sep('bytes')), c6, num),
+        _values(buf, a, c6 + len(sep('start')), end_start, num),
+        None, None)
     if nine.any():
         ready = np.full(len(ends), None, object)
         urg = np.full(len(ends), None, object)
-        ready[nine] = _values(buf, a, c7 + 9, c8, num)
-        urg[nine] = _values(buf, a, c8 + 11, ends[nine] - 1, num)
+        ready[nine] = _values(buf, a, c7 + len(sep('ready')), c8, num)
+        urg[nine] = _values(buf, a, c8 + len(sep('urgency')),
+                            ends[nine] - 1, num)
         out.ready, out.urgency = ready.tolist(), urg.tolist()
     out.ints = nums.ints
     return out

@@ -19,8 +19,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV="$here/.venv"
 SYS_PY=/usr/bin/python3
-# gcc and libc6-dev: the simulator compiles its kernels on first use
-# (netsched/fluid/kernels.py; without them it runs slower, on numpy)
+# gcc and libc6-dev: netsched's install builds the simulator's C kernels
+# (netsched/build_kernels.py; without them it runs slower, on numpy)
 APT_PKGS=(mininet openvswitch-switch iperf3 ethtool iproute2 iputils-ping procps python3-venv
           chromium chromium-driver gcc libc6-dev)
 
@@ -58,8 +58,19 @@ pip_quiet() {
   return "${PIPESTATUS[0]}"
 }
 
+# what the install reads: a change to any of them (the kernels' C among
+# them) reinstalls, which rebuilds the kernels
 venv_stamp() {
-  cat requirements.lock setup.cfg pyproject.toml | sha256sum | cut -d' ' -f1
+  cat requirements.lock setup.cfg setup.py pyproject.toml MANIFEST.in \
+      netsched/build_kernels.py netsched/fluid/kernels.[ch] netsched/sim/kernels.[ch] \
+    | sha256sum | cut -d' ' -f1
+}
+
+# the kernels are built where a compiler is (a checkout cleaned of them,
+# or built before one was installed, is rebuilt)
+kernels_built() {
+  command -v cc >/dev/null 2>&1 || return 0
+  "$VENV/bin/python" -c 'import netsched.fluid._kernels, netsched.sim._kernels' 2>/dev/null
 }
 
 step_venv() {
@@ -67,7 +78,8 @@ step_venv() {
   want=$(venv_stamp)
   if [ -f "$VENV/.netsched-stamp" ] && [ "$(cat "$VENV/.netsched-stamp")" = "$want" ] \
      && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis, pandas, pyarrow' 2>/dev/null \
-     && "$VENV/bin/python" -c 'import importlib.util as u; assert u.find_spec("ns") and u.find_spec("cppyy")' 2>/dev/null; then
+     && "$VENV/bin/python" -c 'import importlib.util as u; assert u.find_spec("ns") and u.find_spec("cppyy")' 2>/dev/null \
+     && kernels_built; then
     return 0
   fi
   say "building the virtual environment in $VENV"
@@ -78,6 +90,7 @@ step_venv() {
   # build it against the pinned setuptools, without build isolation.
   "$VENV/bin/python" -c 'import ryu' 2>/dev/null \
     || "${pip[@]}" --no-build-isolation --no-deps ryu==4.34
+  # builds the C kernels in place (setup.py's cffi_modules)
   "${pip[@]}" --no-build-isolation --no-deps -e .
   echo "$want" > "$VENV/.netsched-stamp"
 }

@@ -28,6 +28,7 @@ import numpy as np
 from .. import qos
 from ..control.scheduler import HOLD, Scheduler
 from ..errors import NetschedError
+from ..events import FLOW_LINE
 from ..sim.drivers import PlanDriver
 from ..sim.engine import Clock
 
@@ -536,15 +537,13 @@ class Engine(Clock):
     def _log_flows(self, ids):
         extra = getattr(self.driver, 'flow_fields', None)
         more = extra(ids) if extra else [''] * len(ids)
-        t = round(float(self.now), 9)
+        head = FLOW_LINE.head(round(float(self.now), 9))
         lines = []
         for i, x in zip(ids.tolist(), more):
             src, dst, size, start = self._flow[i]
-            lines.append('{"t":%r,"ev":"flow","id":%d,"coflow":%s,'
-                         '"src":"%s","dst":"%s","bytes":%r,"start":%r%s}\n'
-                         % (t, i, json.dumps(
-                             self.coflow_names[self._flow_cof[i]]),
-                            src, dst, size, round(start, 9), x))
+            lines.append(FLOW_LINE.line(
+                head, i, json.dumps(self.coflow_names[self._flow_cof[i]]),
+                src, dst, repr(size), repr(round(start, 9)), x))
         self.log.write_raw(''.join(lines))
 
     def _progress_report(self):

@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 
+from ..events import FLOW_LINE
 from ..policies import JobView
 from ..host.compute import ComputeSpans
 from ..host.shifts import gate
@@ -397,7 +398,7 @@ class PlanDriver:
             if t is None or t.urgency is None:
                 out.append('')
             else:
-                out.append(',"ready":%r,"urgency":%r' % (
+                out.append(FLOW_LINE.extra(
                     round(float(self.ready_at.pop(t.id)), 9), t.urgency))
         return out
 

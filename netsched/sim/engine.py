@@ -33,8 +33,9 @@ from .coflows import CoflowTable
 from .flows import FlowTable
 from .links import LinkMeter
 from .rates import RateSetter
-from ..fluid import kernels
+from . import kernels
 from ..errors import NetschedError
+from ..events import FLOW_LINE
 
 FULL = 0.999          # a link loaded to this share of its capacity is full
 
@@ -316,7 +317,7 @@ class Engine(Clock):
         f = self.table.record
         hosts = self.net.hosts
         t = round(float(self.now), 9)
-        head = '{"t":%r,"ev":"flow","id":' % (t,)
+        head = FLOW_LINE.head(t)
         quoted = self._quoted
         # a name is the user's: JSON-quoted
         quoted.extend(json.dumps(n) for n in
@@ -340,6 +341,7 @@ class Engine(Clock):
         if len(reprs) + len(starts) > 1 << 16:
             reprs.clear()
             starts.clear()
+        fmt = '%s' + FLOW_LINE.BODY       # head, then the flow's
         lines = []
         for i, c, s, d, b, st, x in zip(
                 ids.tolist(), f['coflow'][ids].tolist(),
@@ -355,8 +357,6 @@ class Engine(Clock):
                 rs = repr(round(st, 9))
                 if st > 0:
                     starts[st] = rs
-            lines.append('%s%d,"coflow":%s,"src":"%s","dst":"%s",'
-                         '"bytes":%s,"start":%s%s}\n'
-                         % (head, i, quoted[c], hosts[s], hosts[d], rb, rs,
-                            x))
+            lines.append(fmt % (head, i, quoted[c], hosts[s], hosts[d], rb,
+                                rs, x))
         self.log.write_raw(''.join(lines))

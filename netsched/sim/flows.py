@@ -19,7 +19,7 @@ average CCT by under 0.1%. ``rel_tol=0`` gives exact completion times.
 import numpy as np
 
 from .columns import Columns
-from ..fluid import kernels
+from . import kernels
 from ..errors import NetschedError
 
 # the active set, one entry per active flow: ids, path ids, coflow

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from ..fluid import kernels
+from . import kernels
 
 
 class LinkMeter:

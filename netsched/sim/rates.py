@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import fluid
-from ..fluid import kernels
+from . import kernels
 from ..policies import (Snapshot, asks_per_flow, coflow_class,
                         flow_priority, one_capacity, with_flow_classes)
 
@@ -50,7 +50,7 @@ class _Deferred:
 @dataclass(frozen=True)
 class SimSnapshot(Snapshot):
     """The simulator's Snapshot: the same fields, its per-coflow sums
-    compiled (:mod:`netsched.fluid.kernels`: the same additions in the
+    compiled (:mod:`netsched.sim.kernels`: the same additions in the
     same order, so the same bits), numpy's where the kernels are not.
     ``flow_sent`` and ``flow_coflow`` are computed when a policy first
     reads them (Aalo, asked at every event, reads neither: its sums and

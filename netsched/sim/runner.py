@@ -12,6 +12,7 @@ from .. import topology as topo
 from ..events import EventLog
 from ..workload import taskgraph, trace
 from .engine import Engine
+from . import kernels
 
 
 class Progress:
@@ -113,7 +114,7 @@ def run(exp, log_path, say, bar=None):
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)
     return {'events': eng.events, 'decisions': eng.decisions,
-            'allocations': eng.allocations}
+            'allocations': eng.allocations, 'kernels': kernels.name()}
 
 
 def run_reference(exp, log_path, say):

@@ -1,15 +1,20 @@
-"""The compiled kernels (netsched.fluid.kernels): hand-worked cases, and the
-same bits as the numpy code they replace on random inputs (the event
-logs' identity rests on that)."""
+"""The compiled kernels (netsched.fluid.kernels, netsched.sim.kernels):
+hand-worked cases, and the same bits as the numpy code they replace on
+random inputs (the event logs' identity rests on that)."""
+import os
+
 import numpy as np
 import pytest
 
 from netsched import fluid
+from netsched.events import FLOW_LINE
 from netsched.fluid import kernels
+from netsched.sim import kernels as sim_kernels
 
 needs_kernels = pytest.mark.skipif(
-    kernels.lib() is None, reason='no compiled kernels: %s'
-    % kernels.why_not)
+    kernels.lib() is None or sim_kernels.lib() is None,
+    reason='no compiled kernels: %s' % (kernels.why_not
+                                        or sim_kernels.why_not))
 
 
 def table(paths):
@@ -193,12 +198,12 @@ def test_step_kernels_same_bits_as_numpy():
         want_rem = rem - rate * dt / 8.0
         want_acc = np.bincount(cof, weights=rate * dt / 8.0, minlength=C)
         got_rem = rem.copy()
-        acc = kernels.send(rate, got_rem, cof, dt, C)
+        acc = sim_kernels.send(rate, got_rem, cof, dt, C)
         assert np.array_equal(got_rem, want_rem)
         assert np.array_equal(acc, want_acc)
         # first finish: the smallest rem * 8 / rate of the moving flows
         moving = rate > 0
-        found, t = kernels.first_finish(rate, rem)
+        found, t = sim_kernels.first_finish(rate, rem)
         assert found == bool(moving.any())
         if found:
             assert t == (rem[moving] * 8.0 / rate[moving]).min()
@@ -207,11 +212,11 @@ def test_step_kernels_same_bits_as_numpy():
         now, tol, res = 5.0 + float(rng.random()), 1e-3, 1e-6
         window = np.maximum(tol * (now - start), res)
         done = rem <= np.maximum(rate * window / 8.0, 1e-6)
-        pos = kernels.done(rem, rate, start, now, tol, res)
+        pos = sim_kernels.done(rem, rate, start, now, tol, res)
         assert pos.tolist() == np.flatnonzero(done).tolist()
         # send then test, in one pass: the same as the two
         r2 = rem.copy()
-        acc2, pos2 = kernels.send_done(rate, r2, cof, dt, C, start, now,
+        acc2, pos2 = sim_kernels.send_done(rate, r2, cof, dt, C, start, now,
                                        tol, res)
         assert np.array_equal(r2, want_rem)
         assert np.array_equal(acc2, want_acc)
@@ -219,7 +224,7 @@ def test_step_kernels_same_bits_as_numpy():
         assert pos2.tolist() == np.flatnonzero(w2).tolist()
         # with the rate sums of the flows not done: numpy's over them
         r3 = rem.copy()
-        acc3, pos3, rs = kernels.send_done(rate, r3, cof, dt, C, start, now,
+        acc3, pos3, rs = sim_kernels.send_done(rate, r3, cof, dt, C, start, now,
                                            tol, res, rate_sums=True)
         assert np.array_equal(acc3, want_acc) and np.array_equal(pos3, pos2)
         assert np.array_equal(rs, np.bincount(cof[~w2], weights=rate[~w2],
@@ -227,7 +232,7 @@ def test_step_kernels_same_bits_as_numpy():
         ids = rng.permutation(F).astype(np.int64)
         want = [ids[~done], rem[~done], cof[~done]]
         cols = [ids.copy(), rem.copy(), cof.copy()]
-        kept = kernels.compact(cols, pos)
+        kept = sim_kernels.compact(cols, pos)
         for a, b, c in zip(kept, want, cols):
             assert np.array_equal(a, b)
             assert np.shares_memory(a, c) or not len(a)     # in place
@@ -243,11 +248,11 @@ def test_add_bytes_same_bits_as_numpy():
         bins = rng.random(L) * 1e6 * (rng.random(L) < 0.7)
         dt = float(rng.random())
         want = bins + load * dt / 8.0
-        assert kernels.add_bytes(load, dt, bins)
+        assert sim_kernels.add_bytes(load, dt, bins)
         assert np.array_equal(bins, want)
     # by hand: 8e9 bit/s for 0.5 s is 5e8 bytes
     b = np.zeros(2)
-    kernels.add_bytes(np.array([8e9, 0.0]), 0.5, b)
+    sim_kernels.add_bytes(np.array([8e9, 0.0]), 0.5, b)
     assert b.tolist() == [5e8, 0.0]
 
 
@@ -257,22 +262,46 @@ def test_compact_by_hand():
     # row 0 (before the first dropped) left where it was
     a = np.arange(10, 15, dtype=np.int64)
     b = np.arange(5, dtype=np.float64) / 2
-    kept = kernels.compact([a, b], np.array([1, 3], np.int64))
+    kept = sim_kernels.compact([a, b], np.array([1, 3], np.int64))
     assert kept[0].tolist() == [10, 12, 14]
     assert kept[1].tolist() == [0.0, 1.0, 2.0]
     # a column given twice (shared memory) is refused: None, untouched
     c = np.arange(4, dtype=np.int64)
-    assert kernels.compact([c, c], np.array([0], np.int64)) is None
+    assert sim_kernels.compact([c, c], np.array([0], np.int64)) is None
     assert c.tolist() == [0, 1, 2, 3]
 
 
-def test_kernels_build_where_a_compiler_is():
-    # a machine with cc must get the compiled kernels (a compile error
-    # would otherwise only show as the numpy path's slowness)
+def test_kernels_built_where_a_compiler_is():
+    # an install on a machine with a C compiler (and CI's, always) must
+    # have built the kernels (a failed build would otherwise only show as
+    # the numpy path's slowness); netsched compiles nothing at run time,
+    # so a stale install fails here until it is rebuilt (pip install
+    # --no-build-isolation --no-deps -e ., as tools/bootstrap.sh does)
     import shutil
-    if not (shutil.which('cc') or shutil.which('gcc')):
+    ci = os.environ.get('CI', '').lower() == 'true'
+    if not ci and not (os.environ.get('CC') or shutil.which('cc')
+                       or shutil.which('gcc')):
         pytest.skip('no C compiler')
+    if kernels.OFF:
+        pytest.skip('NETSCHED_KERNELS=off')
     assert kernels.lib() is not None, kernels.why_not
+    assert sim_kernels.lib() is not None, sim_kernels.why_not
+    assert kernels.name() == sim_kernels.name() == 'c'
+
+
+@needs_kernels
+def test_nothing_compiled_at_run_time():
+    # the kernels are loaded as built at install (CFFI modules beside
+    # their sources), never compiled into a cache on first use
+    import netsched.fluid._kernels as f
+    import netsched.sim._kernels as s
+    here = os.path.dirname(kernels.__file__)
+    assert os.path.dirname(f.__file__) == here
+    assert os.path.dirname(s.__file__) == os.path.dirname(
+        sim_kernels.__file__)
+    for m in (kernels, sim_kernels):
+        src = open(m.__file__).read()
+        assert 'subprocess' not in src and 'ctypes.CDLL' not in src
 
 
 def test_off_switch_runs_numpy(monkeypatch):
@@ -291,8 +320,9 @@ def test_off_switch_runs_numpy(monkeypatch):
 def test_kernels_not_fed_arrays_they_cannot_read():
     # a strided view or a float coflow index goes the numpy way (None)
     a = np.arange(10.0)[::2]
-    assert kernels.first_finish(a, a) is None
-    assert kernels.send(np.ones(3), np.ones(3), np.zeros(3), 1.0, 1) is None
+    assert sim_kernels.first_finish(a, a) is None
+    assert sim_kernels.send(np.ones(3), np.ones(3), np.zeros(3), 1.0,
+                            1) is None
 
 
 def test_rate_estimate_same_bits_as_its_row_by_row_form():
@@ -528,7 +558,7 @@ def test_util_text_same_as_repr_of_round():
     # 4e-6 -> 4e-06, 1e-7 -> 0.0
     import json
     names = [json.dumps(n) + ':' for n in ('h1->s1', 's1->h2', 'x')]
-    ut = kernels.UtilText(names)
+    ut = sim_kernels.UtilText(names)
     got = ut.text(np.array([0, 1, 2, 0, 1, 2], np.int64),
                   np.array([0.5, 1 - 1e-9, 1 / 128, 1.23e-5, 4e-6, 1e-7]))
     assert got == ('"h1->s1":0.5,"s1->h2":1.0,"x":0.007812,'
@@ -558,14 +588,13 @@ def test_flow_lines_same_as_python_writes_them():
     import json
     hosts = ['h0', 'h1', 'host-2']
     quoted = [json.dumps(n) for n in ('a', 'b "q" \u00e9', '3')]
-    ft = kernels.FlowText(hosts)
-    head = '{"t":1.5,"ev":"flow","id":'
+    ft = sim_kernels.FlowText(hosts)
+    head = FLOW_LINE.head(1.5)
 
     def python(ids, cof, src, dst, size, start):
         return ''.join(
-            '%s%d,"coflow":%s,"src":"%s","dst":"%s","bytes":%s,'
-            '"start":%s}\n' % (head, i, quoted[c], hosts[s], hosts[d],
-                               repr(b), repr(round(st, 9)))
+            FLOW_LINE.line(head, i, quoted[c], hosts[s], hosts[d], repr(b),
+                           repr(round(st, 9)))
             for i, c, s, d, b, st in zip(ids.tolist(), cof.tolist(),
                                          src.tolist(), dst.tolist(),
                                          size.tolist(), start.tolist()))
@@ -623,7 +652,7 @@ def test_allocate_first_finish_as_first_finish_of_its_rates():
         assert np.array_equal(load, want_load)
         if not len(path):
             continue
-        assert first == kernels.first_finish(rate, rem)
+        assert first == sim_kernels.first_finish(rate, rem)
     rate, _, first = fluid.allocate(table([[0]]), np.array([0]),
                                     np.zeros(1, np.int64), np.array([10.0]),
                                     remaining=np.array([100.0]))

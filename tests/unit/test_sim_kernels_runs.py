@@ -8,23 +8,28 @@ import pytest
 
 from netsched.fluid import kernels
 from netsched.pipeline import experiment
+from netsched.sim import kernels as sim_kernels
 from netsched.sim import runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 needs_kernels = pytest.mark.skipif(
-    kernels.lib() is None, reason='no compiled kernels: %s'
-    % kernels.why_not)
+    kernels.lib() is None or sim_kernels.lib() is None,
+    reason='no compiled kernels: %s' % (kernels.why_not
+                                        or sim_kernels.why_not))
 
 
 def _log(tmp_path, name, path, policy, kernels_off, monkeypatch):
     monkeypatch.setattr(kernels, 'OFF', kernels_off)
+    monkeypatch.setattr(sim_kernels, 'OFF', kernels_off)
     exp = experiment.load(os.path.join(ROOT, path), backend='sim',
                           policy=policy)
     out = tmp_path / ('%s-%s.jsonl' % (name, 'numpy' if kernels_off
                                        else 'c'))
-    runner.run(exp, str(out), lambda m: None)
+    info = runner.run(exp, str(out), lambda m: None)
+    # run.json's backend_info says which ran
+    assert info['kernels'] == ('numpy' if kernels_off else 'c')
     return out.read_bytes()
 
 
