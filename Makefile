@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 .PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
 	bench-circuits bench-sensitivity bench-sweep bench-reference \
-	bench-soak bench-ns3 reproduce reproduce-sim hero clean
+	bench-soak bench-ns3 bench-llm reproduce reproduce-sim hero clean
 setup:
 	@bash tools/bootstrap.sh
 
@@ -50,7 +50,7 @@ unit: setup
 
 bench: bench-fabric bench-workload bench-sim bench-controller bench-fidelity \
 	bench-sensitivity bench-decide bench-policies bench-circuits bench-sweep \
-	bench-reference bench-soak bench-ns3
+	bench-reference bench-soak bench-ns3 bench-llm
 
 bench-fabric: setup
 	$(PY) benchmarks/fabric_bench.py
@@ -58,6 +58,11 @@ bench-fabric: setup
 # ns-3 backend speed (no root): packet hops per second of wall time
 bench-ns3: setup
 	$(PY) benchmarks/ns3_bench.py --reps 2 --mb 200 --perm-mb 20
+
+# LLM workloads on the simulator (no root): a GPT-3 13B iteration on 128
+# hosts, a Mixtral job on a 1,024-host fat-tree, and how both grow
+bench-llm: setup
+	$(PY) benchmarks/llm_bench.py --reps 3
 
 bench-workload: setup
 	$(PY) benchmarks/workload_bench.py

@@ -187,15 +187,16 @@ def _t(s):
     return '%.3g s' % s
 
 
-def _job_counts(spec, model, iterations, partitions='equal'):
+def _job_counts(spec, model, iterations, partitions='equal', one=None):
     """(tasks, sends, bytes sent) of ``iterations`` of a job of ``spec``
     on ``model``, counted as workload.taskgraph builds them: every
     worker's forward and backward pass per layer, a mark per worker, and
     the sends of its pattern (ring: 2(N-1) steps of every worker per
-    bucket; ps: a push and a pull per worker and piece)."""
+    bucket; ps: a push and a pull per worker and piece). ``one``: a
+    collective job's :func:`_one_iteration`, where already counted."""
     from . import taskgraph
     if spec.collective is not None:
-        tasks, sends, sent, _ = _one_iteration(spec, model)
+        tasks, sends, sent, _ = one or _one_iteration(spec, model)
         return tasks * iterations, sends * iterations, sent * iterations
     n = spec.workers
     layers = len(model.layers)
@@ -223,12 +224,31 @@ def _job_counts(spec, model, iterations, partitions='equal'):
     return tasks * iterations, sends * iterations, float(sent) * iterations
 
 
+# a collective job's counts by (spec, model): a simulator run estimates
+# twice (admitted, then given its limits), and a sweep checks every run
+# of the same jobs before any starts
+_ITERATIONS = {}
+_ITERATIONS_KEPT = 16
+
+
 def _one_iteration(spec, model):
     """(tasks, sends, bytes sent, the most bytes one rank sends) of one
     iteration of a collective or model-parallel job, counted on the plan
     workload.parallelism builds for it (on stand-in hosts: placement does
-    not change the counts). Its schedule has no closed form to count by,
-    and one iteration's plan is small."""
+    not change the counts). Its schedule has no closed form to count by;
+    one iteration's plan is small, but a large job's takes a second, so
+    the counts are kept for the next estimate of the same job."""
+    key = (spec, model)
+    got = _ITERATIONS.get(key)
+    if got is None:
+        got = _count_iteration(spec, model)
+        if len(_ITERATIONS) >= _ITERATIONS_KEPT:
+            _ITERATIONS.clear()
+        _ITERATIONS[key] = got
+    return got
+
+
+def _count_iteration(spec, model):
     from . import parallelism, taskgraph
     plan = taskgraph.Plan()
     hosts = ['h%d' % i for i in range(spec.workers)]
@@ -248,10 +268,10 @@ def _one_iteration(spec, model):
             max(per_host.values(), default=0))
 
 
-def _comm_s(spec, model, link_bps):
+def _comm_s(spec, model, link_bps, one=None):
     from . import taskgraph
     if spec.collective is not None:
-        return _one_iteration(spec, model)[3] * 8 / link_bps
+        return (one or _one_iteration(spec, model))[3] * 8 / link_bps
     return taskgraph.analytical_comm_s(model, spec.pattern, spec.workers,
                                        link_bps, max(spec.ps_shards, 1),
                                        spec.bucket_mb)
@@ -273,7 +293,11 @@ def _jobs(exp, est):
     total_s = 0.0
     for _, key, spec, iterations in specs:
         model = models.get(spec.model, exp.base_dir)
-        tasks, sends, sent = _job_counts(spec, model, iterations)
+        # a collective job's iteration is built to be counted: once,
+        # for its counts and its communication time alike
+        one = _one_iteration(spec, model) if spec.collective is not None \
+            else None
+        tasks, sends, sent = _job_counts(spec, model, iterations, one=one)
         est.tasks += tasks
         est.flows += sends
         est.bytes += sent
@@ -288,7 +312,7 @@ def _jobs(exp, est):
                     where, key, spec.compute_scale, spec.model,
                     model.forward_ms + model.backward_ms, iterations,
                     compute_s * iterations, MAX_TIME_S))
-        comm_s = _comm_s(spec, model, exp.link_bps)
+        comm_s = _comm_s(spec, model, exp.link_bps, one)
         if not math.isfinite(comm_s) or comm_s * iterations > MAX_TIME_S:
             raise ConfigError(
                 '%s: %s: model: %s\'s %.3g bytes of gradients take %.3g s '
