@@ -1018,7 +1018,8 @@ def build_parser():
     p = sub.add_parser('export', help="a run's timeline for "
                        'ui.perfetto.dev: hosts, jobs, links, decisions')
     p.add_argument('run', help='a run folder')
-    p.add_argument('--format', choices=('perfetto',), default='perfetto')
+    p.add_argument('--format', choices=('perfetto', 'chakra'),
+                   default='perfetto')
     p.add_argument('--out', help='the file (default RUN/trace.perfetto.json)')
     p.set_defaults(fn=cmd_export)
     p = sub.add_parser('clean', help='remove what killed runs left behind '
