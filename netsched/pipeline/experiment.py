@@ -443,10 +443,11 @@ def _chakra_job(c, jid, hosts, base, group):
         c.fail('workers', 'the trace has %d ranks; the topology has %d '
                'hosts' % (workers, len(hosts)))
     cscale = c.num('compute_scale', 1.0, minimum=0)
+    jitter = c.num('compute_jitter', 0.0, minimum=0, maximum=0.3)
     return JobSpec(jid, src.name, 'chakra', workers, int(iterations),
                    0, None if arrival is None else float(arrival),
                    placement, loss=_loss(c), compute_scale=float(cscale),
-                   chakra=src)
+                   compute_jitter=float(jitter), chakra=src)
 
 
 def _candidates(c, hosts, need, group):
