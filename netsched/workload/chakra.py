@@ -519,10 +519,13 @@ def job(plan, spec, jid, arrival, placed, loss, iterations, seed=0):
                 last = chain.get((n.rank, n.cpu))
                 if last is not None and last not in deps:
                     deps.append(last)
+                # F0 begins an iteration (the begin task above): a time
+                # shift's gate and the emulator's job start read it
+                label = n.name[:40] if n.name and n.name != 'F0' \
+                    else 'node %d' % n.id
                 tid = plan.add('compute', h, jid, k, deps=deps,
                                dur=n.dur_s * scale * float(factor[k, n.rank]),
-                               label=n.name[:40] or 'node %d' % n.id,
-                               worker=n.rank)
+                               label=label, worker=n.rank)
                 chain[(n.rank, n.cpu)] = tid
                 done[(n.rank, n.id)] = [tid]
             elif n.kind == 'metadata':
