@@ -6,7 +6,8 @@
 #      compiler for the simulator's kernels)
 #   2. the virtual environment .venv (system site-packages, for Mininet)
 #      with the pinned Python dependencies (pandas and pyarrow among
-#      them: netsched[analysis]) and netsched itself
+#      them: netsched[analysis]; mlc-chakra: netsched[chakra]) and
+#      netsched itself
 #   3. the Open vSwitch daemons, userspace datapath (there is no kernel
 #      module here). Its shared send buffer is enlarged by each fabric at
 #      start (netsched/ovs.py): the socket is created at the first packet,
@@ -77,7 +78,7 @@ step_venv() {
   local want
   want=$(venv_stamp)
   if [ -f "$VENV/.netsched-stamp" ] && [ "$(cat "$VENV/.netsched-stamp")" = "$want" ] \
-     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis, pandas, pyarrow' 2>/dev/null \
+     && "$VENV/bin/python" -c 'import netsched, ryu, os_ken, networkx, numpy, distributed, jinja2, tqdm, selenium, hypothesis, pandas, pyarrow, chakra.schema.protobuf.et_def_pb2' 2>/dev/null \
      && "$VENV/bin/python" -c 'import importlib.util as u; assert u.find_spec("ns") and u.find_spec("cppyy")' 2>/dev/null \
      && kernels_built; then
     return 0
@@ -85,7 +86,9 @@ step_venv() {
   say "building the virtual environment in $VENV"
   [ -x "$VENV/bin/python" ] || "$SYS_PY" -m venv --system-site-packages "$VENV"
   local pip=(pip_quiet "$VENV/bin/python" -m pip install -q --disable-pip-version-check)
-  "${pip[@]}" -r requirements.lock
+  # mlc-chakra without its dependencies (requirements.lock says why)
+  "${pip[@]}" -r <(grep -v '^mlc-chakra==' requirements.lock)
+  "${pip[@]}" --no-deps "$(grep '^mlc-chakra==' requirements.lock)"
   # ryu 4.34's setup.py needs pbr and setuptools' old easy_install hooks:
   # build it against the pinned setuptools, without build isolation.
   "$VENV/bin/python" -c 'import ryu' 2>/dev/null \

@@ -195,12 +195,15 @@ def cmd_report(a):
 
 def export_args(p):
     p.add_argument('run', help='a run folder')
-    p.add_argument('--format', choices=('perfetto',), default='perfetto')
-    p.add_argument('--out', help='the file (default RUN/trace.perfetto.json)')
+    p.add_argument('--format', choices=('perfetto', 'chakra'),
+                   default='perfetto')
+    p.add_argument('--out', help='the file, or for chakra the folder '
+                   '(default RUN/trace.perfetto.json, RUN/chakra)')
 
 
 def cmd_export(a):
-    """A run's timeline as a Perfetto (Chrome trace-event) JSON file."""
+    """A run as a Perfetto (Chrome trace-event) JSON timeline, or its
+    plan as Chakra execution traces."""
     from ..pipeline import export
     print('trace: %s' % export.write(a.run, a.format, a.out))
     return 0

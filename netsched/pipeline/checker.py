@@ -88,6 +88,9 @@ class JobSpec:
     # policy's workload(): 'urgency', Geryon's bytes, or 'position',
     # the tensor's place in the consumption order); not a file key
     lanes_by: str = 'urgency'
+    # workload: {chakra: DIR}: the job's Chakra trace
+    # (workload.chakra.Source); None for a model profile's job
+    chakra: object = None
 
 
 class Checker:
@@ -206,6 +209,8 @@ def read_job(where, d, hosts, models_dir, index, group=None):
     if isinstance(jid, bool) or not isinstance(jid, (str, int)):
         c.fail('id', 'must be a string, got %r' % (jid,))
     jid = str(jid)
+    if 'workload' in d:
+        return c, _chakra_job(c, jid, hosts, models_dir, group)
     model = c.string('model', required=True)
     try:
         models.get(model, models_dir)
@@ -264,6 +269,37 @@ def read_job(where, d, hosts, models_dir, index, group=None):
                       slice_mb=None if slice_mb is None else float(slice_mb),
                       send_order=order, prophet=prophet,
                       candidates=candidates, collective=collective or None)
+
+
+def _chakra_job(c, jid, hosts, base, group):
+    """A job that runs a Chakra trace (``workload: {chakra: DIR}``,
+    workload.chakra): a worker per rank file."""
+    from ..workload import chakra
+    if group is not None:
+        c.fail('workload', 'a tuning group runs a model profile, not a '
+               'Chakra trace')
+    src = chakra.source(c.where, c.get('workload'), base)
+    workers = c.num('workers', src.ranks, integer=True, minimum=1)
+    if workers != src.ranks:
+        c.fail('workers', 'the trace has %d ranks, got %d'
+               % (src.ranks, workers))
+    iterations = c.num('iterations', 1, integer=True, minimum=1,
+                       maximum=MAX_ITERATIONS)
+    arrival = c.num('arrival_s', None, minimum=0)
+    bounds.check_time(c.where, 'arrival_s', arrival, 'the arrival')
+    placement = _placement(c, 'placement', hosts)
+    if isinstance(placement, tuple) and len(placement) != workers:
+        c.fail('placement', 'lists %d hosts; the trace has %d ranks'
+               % (len(placement), workers))
+    if workers > len(hosts):
+        c.fail('workers', 'the trace has %d ranks; the topology has %d '
+               'hosts' % (workers, len(hosts)))
+    cscale = c.num('compute_scale', 1.0, minimum=0)
+    jitter = c.num('compute_jitter', 0.0, minimum=0, maximum=0.3)
+    return JobSpec(jid, src.name, 'chakra', workers, int(iterations),
+                   0, None if arrival is None else float(arrival),
+                   placement, loss=_loss(c), compute_scale=float(cscale),
+                   compute_jitter=float(jitter), chakra=src)
 
 
 def _candidates(c, hosts, need, group):

@@ -1,6 +1,8 @@
 """``netsched export RUN --format perfetto``: a run's event log as a
 Chrome trace-event JSON file, which ui.perfetto.dev and chrome://tracing
-open.
+open. ``--format chakra``: the run's plan (its experiment.yaml built
+again) as Chakra ET files, one per rank (workload.chakra.export), so
+ASTRA-sim can run the same workload.
 
 Tracks: a process per host, with a thread of its compute (the spans
 each iteration's ``iter`` event carries) and its sends and receives as
@@ -19,7 +21,7 @@ import os
 from ..errors import ConfigError
 from .. import events as evlog
 
-FORMATS = ('perfetto',)
+FORMATS = ('perfetto', 'chakra')
 # the log's events that are a policy's (or circuit scheduler's) decisions
 DECISIONS = ('classes', 'send_classes', 'rates', 'shifts', 'placement',
              'circuit_decision', 'reroute')
@@ -114,11 +116,13 @@ def trace(evs):
 
 
 def write(run_dir, fmt='perfetto', out=None):
-    """Write ``run_dir``'s trace (default ``run_dir/trace.perfetto.json``);
-    returns its path."""
+    """Write ``run_dir``'s trace (default ``run_dir/trace.perfetto.json``,
+    for chakra the folder ``run_dir/chakra``); returns its path."""
     if fmt not in FORMATS:
         raise ConfigError('--format %s: want one of %s' % (
             fmt, ', '.join(FORMATS)))
+    if fmt == 'chakra':
+        return chakra(run_dir, out)
     log = os.path.join(run_dir, 'events.jsonl')
     if not os.path.isfile(log):
         raise ConfigError('%s: not a run folder (no events.jsonl)'
@@ -132,4 +136,38 @@ def write(run_dir, fmt='perfetto', out=None):
     except OSError as e:
         raise ConfigError('%s: cannot be written: %s' % (
             out, e.strerror)) from None
+    return out
+
+
+def chakra(run_dir, out=None):
+    """The plan of the run in ``run_dir`` as Chakra ET files
+    ``<out>/<experiment name>.<rank>.et`` (default ``run_dir/chakra``);
+    returns the folder. The plan is built again from the run's
+    experiment.yaml, as the run built it."""
+    from . import experiment
+    from .paths import safe_name
+    from ..workload import chakra as et, taskgraph
+    path = os.path.join(run_dir, 'experiment.yaml')
+    if not os.path.isfile(path):
+        raise ConfigError('%s: not a run folder (no experiment.yaml)'
+                          % run_dir)
+    exp = experiment.load(path)
+    if not exp.jobs and not exp.tuning:
+        raise ConfigError('%s: the run has no jobs (a coflow trace alone): '
+                          'nothing to write as Chakra' % run_dir)
+    out = out or os.path.join(run_dir, 'chakra')
+    name = exp.name               # the run's, where its summary says
+    try:
+        with open(os.path.join(run_dir, 'summary.json')) as f:
+            name = json.load(f).get('experiment') or name
+    except (OSError, ValueError):
+        pass
+    try:
+        et.export(taskgraph.build(exp), out, safe_name(str(name)))
+    except OSError as e:
+        raise ConfigError('%s: cannot be written: %s' % (
+            out, e.strerror)) from None
+    except ConfigError as e:
+        raise ConfigError('%s: --format chakra: %s' % (run_dir, e)) \
+            from None
     return out

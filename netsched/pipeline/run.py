@@ -219,6 +219,11 @@ def prepare(exp, out_dir):
                         'time_scale': t.time_scale, 'skip': t.skip,
                         'size_scale': t.size_scale, 'racks': t.racks,
                         'start_s': t.start_s}
+    for i, j in enumerate(exp.jobs):
+        if j.chakra is not None:     # the trace found, not the file's path
+            raw['jobs'] = jobs = list(raw['jobs'])
+            jobs[i] = dict(jobs[i], workload=dict(jobs[i]['workload'],
+                                                  chakra=j.chakra.path))
     try:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, 'experiment.yaml'), 'w') as f:

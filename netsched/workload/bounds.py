@@ -292,6 +292,22 @@ def _jobs(exp, est):
         arrivals = len(specs) / exp.poisson_rate * 3
     total_s = 0.0
     for _, key, spec, iterations in specs:
+        if spec.chakra is not None:        # an ET trace: one iteration built
+            from . import chakra
+            tasks, sends, sent, most, compute_s = chakra.counts(spec)
+            est.tasks += tasks * iterations
+            est.flows += sends * iterations
+            est.bytes += sent * iterations
+            comm_s = most * 8 / exp.link_bps
+            if (compute_s + comm_s) * iterations > MAX_TIME_S:
+                raise ConfigError(
+                    '%s: %s: the trace takes %.3g s an iteration, past the '
+                    '%g s the simulator can hold over %d iterations'
+                    % (where, key, compute_s + comm_s, MAX_TIME_S,
+                       iterations))
+            total_s += iterations * (compute_s + comm_s)
+            arrivals = max(arrivals, spec.arrival_s or 0.0)
+            continue
         model = models.get(spec.model, exp.base_dir)
         # a collective job's iteration is built to be counted: once,
         # for its counts and its communication time alike

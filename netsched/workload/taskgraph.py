@@ -248,6 +248,13 @@ def build(exp, with_trace=True):
             arrival = t_arr
         else:
             arrival = 0.0
+        if tuning is None and spec.chakra is not None:    # an ET trace
+            from . import chakra
+            chakra.job(plan, spec, spec.id, arrival,
+                       _place(spec, spec.workers, hosts, free, rng),
+                       spec.loss or default_loss(rng), spec.iterations,
+                       seed=exp.seed)
+            continue
         model = models.get(spec.model, exp.base_dir)
         if tuning is None:
             if spec.candidates:

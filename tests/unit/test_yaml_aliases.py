@@ -125,7 +125,7 @@ def test_a_run_writes_its_experiment_without_anchors(tmp_path):
     shared = ['hl0', 'hr0']
     exp = SimpleNamespace(raw={'name': 'x', 'a': shared, 'b': shared},
                           backend='sim', policy='fair', policy_params={},
-                          trace=None)
+                          trace=None, jobs=())
     run.prepare(exp, str(tmp_path))
     text = (tmp_path / 'experiment.yaml').read_text()
     assert '&' not in text and '*' not in text
