@@ -251,7 +251,7 @@ def build(exp, with_trace=True):
         if tuning is None and spec.chakra is not None:    # an ET trace
             from . import chakra
             chakra.job(plan, spec, spec.id, arrival,
-                       _place(spec, spec.workers, hosts, free, rng),
+                       placement.place(spec, spec.workers, hosts, free, rng),
                        spec.loss or default_loss(rng), spec.iterations,
                        seed=exp.seed)
             continue

@@ -127,8 +127,7 @@ def test_plan_expands_collectives_and_keeps_dependencies(tmp_path,
 
 def test_runs_exports_and_reads_back(tmp_path, trace_dir):
     exp = exp_of(tmp_path, trace_dir, iterations=2)
-    out, s = run.execute(exp, str(tmp_path / 'run'), say=lambda m: None,
-                         plots=False)
+    out, s = run.execute(exp, str(tmp_path / 'run'), say=lambda m: None)
     assert s['jobs']['j']['iterations'] == 2
     # export: one file per rank, read back with mlc-chakra's decoder
     folder = export.write(out, 'chakra')
@@ -157,8 +156,7 @@ def test_runs_exports_and_reads_back(tmp_path, trace_dir):
         t.dur for t in plan.tasks if t.kind in ('compute', 'mark'))
     # dependencies kept: the plan read back runs both iterations in
     # the same time as the run
-    _, s2 = run.execute(back, str(tmp_path / 'back'), say=lambda m: None,
-                        plots=False)
+    _, s2 = run.execute(back, str(tmp_path / 'back'), say=lambda m: None)
     assert s2['jobs']['j']['jct_s'] == pytest.approx(
         s['jobs']['j']['jct_s'], abs=1e-9)
 

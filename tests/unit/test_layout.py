@@ -167,7 +167,8 @@ LAYERS = (
      'netsched.circuits', 'netsched.qos', 'netsched.events'),
     ('netsched.routing',),
     ('netsched.topology', 'netsched.spec'),
-    ('netsched.errors',),
+    ('netsched.errors',
+     'netsched.build_kernels'),   # setup.py's, at install: imports no netsched
     ('netsched',),
 )
 # the imports that close a cycle, each for a reason (inside one part)
@@ -178,6 +179,9 @@ CYCLES = {
         'a lookup loads every scheduler module first (circuits.load_all)',
     ('netsched.workload.parallelism', 'netsched.workload.taskgraph'):
         "taskgraph hands a collective job to parallelism, which builds it "
+        "into taskgraph's plan",
+    ('netsched.workload.chakra', 'netsched.workload.taskgraph'):
+        "taskgraph hands a Chakra trace's job to chakra, which builds it "
         "into taskgraph's plan",
 }
 
