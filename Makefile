@@ -3,7 +3,7 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test unit bench bench-fabric bench-workload bench-sim \
+.PHONY: setup demo test lint unit bench bench-fabric bench-workload bench-sim \
 	bench-controller bench-fidelity bench-decide bench-policies \
 	bench-circuits bench-sensitivity bench-sweep bench-reference \
 	bench-soak bench-ns3 bench-llm reproduce reproduce-sim hero clean
@@ -17,9 +17,14 @@ demo: setup
 # down; its record names what it left. Clear those first (only runs whose
 # owner process is gone, by recorded name and pid), so the fabric tests
 # do not fail on another run's bridges.
-test: setup
+test: setup lint
 	$(VENV)/bin/netsched clean
 	$(PY) -m pytest -q -rs tests
+
+# style and errors, and a ceiling on a function's branches (pyproject.toml)
+lint: setup
+	$(VENV)/bin/ruff check netsched controllers tests benchmarks topologies \
+	  tools workloads experiments
 
 # Each seed policy against its paper's baselines (docs/reproduction.md):
 # the simulator over every seed and axis value, then the emulator's

@@ -13,4 +13,5 @@ _here = inspect.currentframe().f_code.co_filename   # mn exec()s: no __file__
 sys.path.insert(0, os.path.dirname(os.path.abspath(_here)))
 import _path  # noqa: E402
 
-topos = _path.topos(_here, 'leafspine', 'leaf_spine', 'leaves', 'spines', 'hosts_per_leaf')
+topos = _path.topos(_here, 'leafspine', 'leaf_spine', 'leaves', 'spines',
+                    'hosts_per_leaf')

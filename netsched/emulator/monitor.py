@@ -6,8 +6,9 @@ TCP's losses. netsched.pipeline.verdict judges them.
 A probe's *excess* is its one-way delay beyond what the emulated links
 allow it: on every hop, its own serialisation and the burst the link's
 token bucket may send ahead of it (its class is above every scheduling
-class, so nothing else waits ahead of it). What is left is time the userspace datapath or the kernel held
-it, which the emulated hardware would not have.
+class, so nothing else waits ahead of it). What is left is time the
+userspace datapath or the kernel held it, which the emulated hardware
+would not have.
 """
 import statistics
 

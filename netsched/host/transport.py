@@ -326,8 +326,9 @@ class Transport:
         again (of 100 retransmitted segments in one captured run, 94
         while the original was still queued, 58 in a higher class).
         Waiting cuts the retransmissions and the per-coflow error of
-        policies that re-class often, Aalo most (docs/fidelity.md). Sends with a tag of their own (TensorExpress'
-        tensors) are queued by tag, and do not wait."""
+        policies that re-class often, Aalo most (docs/fidelity.md). Sends
+        with a tag of their own (TensorExpress' tensors) are queued by
+        tag, and do not wait."""
         if t['id'] in self.send_cls:
             return
 

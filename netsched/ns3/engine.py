@@ -438,7 +438,7 @@ class Engine(Clock):
         theirs: a listener per receiving host, a routed TCP connection
         per plan connection."""
         from ..workload.taskgraph import AGENT_PORT
-        ns, core = self.ns, self.core
+        core = self.core
         top = qos.class_dscp(0, self.control.queues) << 2
         for c in plan.conns:
             if c.dst not in self.listeners:

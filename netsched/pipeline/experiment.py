@@ -211,7 +211,8 @@ def load(path, backend=None, policy=None, trace=None, circuits=None,
 
 
 SIM_PACKETS = ('none', 'dc', 'emulated')
-def from_dict(d, path=None, backend=None, policy=None, trace=None,
+# One branch per top-level key
+def from_dict(d, path=None, backend=None, policy=None, trace=None,  # noqa: C901
               circuits=None, sim_packets=None, environ=None):
     """The experiment of mapping ``d``, checked. ``environ``: where the
     measuring knobs' environment overrides are read (pipeline.knobs;
@@ -417,7 +418,8 @@ def from_dict(d, path=None, backend=None, policy=None, trace=None,
                       policy=pname, policy_params=params, jobs=tuple(jobs),
                       policy_label=label,
                       tuning=tuple(tuning), trace=tr, poisson_rate=poisson,
-                      big_switch=big, mtu=int(mtu), queue_packets=int(qpk), fair_queues=int(fq),
+                      big_switch=big, mtu=int(mtu), queue_packets=int(qpk),
+                      fair_queues=int(fq),
                       class_map=class_map,
                       sample_s=float(sample_s),
                       completion_tolerance=float(tol),

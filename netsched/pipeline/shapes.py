@@ -70,7 +70,7 @@ def json_word(v):
     return {None: 'null', True: 'true', False: 'false'}[v]
 
 
-def problem(v, shape, at=''):
+def problem(v, shape, at=''):  # noqa: C901 (one check per shape rule)
     """None where ``v`` has ``shape``, else (key path, what it should
     be, the value there)."""
     if isinstance(shape, str):

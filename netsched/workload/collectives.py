@@ -213,7 +213,7 @@ def double_tree(p):
     return [(parent, children), (parent2, children2)]
 
 
-def tree(p, size, chunks=1, **_):
+def tree(p, size, chunks=1, **_):  # noqa: C901 (the two trees' edge cases)
     """NCCL's double binary tree all-reduce: each of two complementary
     binary trees (:func:`double_tree`) carries half the buffer, reduced
     up to its root and broadcast back down, pipelined in ``chunks``

@@ -48,7 +48,7 @@ MAX_TIME_S = 1e8
 class Fault:
     kind: str                   # 'link', 'switch', 'agent', 'controller'
     target: str                 # link_id 'a-b', the switch's or host's
-                                # name; 'controller' 
+                                # name; 'controller'
     at_s: float
     until_s: float = None       # None: down to the end of the run
     links: frozenset = frozenset()   # link_ids that go down

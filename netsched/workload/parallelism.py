@@ -74,7 +74,7 @@ def _int(where, key, v, minimum=1):
     return v
 
 
-def read(where, d, workers, model):
+def read(where, d, workers, model):  # noqa: C901 (one check per key)
     """A job's collective and parallelism keys, checked against its
     worker count and its model's profile; ConfigErrors name the file,
     the key and the value."""
@@ -320,7 +320,7 @@ def job(plan, spec, jid, model, arrival, placed, loss, iterations,
     gates = gates or {}
     b = _Job(plan, spec, jid, model, workers,
              taskgraph.compute_factors(spec, jid, iterations, seed))
-    tp, dp, pp, m, ep = par.tp, par.dp, par.pp, par.micro_batches, par.ep
+    tp, pp, m = par.tp, par.pp, par.micro_batches
     layers = model.layers
     cuts = stages(model, pp)
     cs = spec.compute_scale
@@ -352,7 +352,8 @@ def job(plan, spec, jid, model, arrival, placed, loss, iterations,
     return jp
 
 
-def _iteration(b, k, cuts, stage_buckets, fwd, bwd, params_ready,
+# The 1F1B phases in order
+def _iteration(b, k, cuts, stage_buckets, fwd, bwd, params_ready,  # noqa: C901
                prev_last, gate, not_before, layer_u):
     """One iteration of every rank; returns (the tasks each rank's
     layers' next forward waits for, what each rank's next compute

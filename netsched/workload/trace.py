@@ -62,7 +62,8 @@ TRACE_SPORT = 40000       # source port of a trace's k-th network flow:
 TRACE_PORTS = 25536       # TRACE_SPORT + k mod TRACE_PORTS (both backends)
 
 
-def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,
+# One error per malformed field
+def read(path, limit=None, time_scale=1.0, skip=0, size_scale=1.0,  # noqa: C901
          start_s=None):
     """(ports, [Coflow]) sorted by arrival. ``skip`` drops the first N
     coflows of the file (in file order), ``limit`` keeps the next N;

@@ -265,7 +265,7 @@ def test_unmatched_send_and_deadlock_name_file_and_node(tmp_path):
 
 
 def test_errors_on_the_command_line_have_no_traceback(tmp_path, capsys):
-    d = two_ranks(tmp_path, [(7, pb.MEM_STORE_NODE, [], [], 0)])
+    two_ranks(tmp_path, [(7, pb.MEM_STORE_NODE, [], [], 0)])
     path = tmp_path / 'exp.yaml'
     path.write_text('topology: bigswitch,4\nbackend: sim\njobs:\n'
                     '  - workload: {chakra: bad}\n')

@@ -1,6 +1,5 @@
 """Circuit schedulers (netsched.circuits) on hand-worked snapshots, and
 their invariants on random ones."""
-import itertools
 
 import numpy as np
 import pytest

@@ -32,7 +32,7 @@ def S(i):
 
 
 @pytest.fixture
-def fabric(app_module, tmp_path, monkeypatch):
+def fabric(app_module, tmp_path, monkeypatch):  # noqa: F811 (the fixture)
     """(start, stop, desc): app instances on one fabric description (one
     socket, one decision log), each stopped once."""
     sock_dir = tempfile.mkdtemp(prefix='ns-restart-')   # AF_UNIX: short

@@ -5,7 +5,6 @@ the app is launched (test_ryu_shell)."""
 import os
 import socket
 import tempfile
-import types
 
 from netsched.emulator import agents, runstate
 

@@ -117,7 +117,8 @@ def test_a_policy_asks_for_a_connection_per_urgency_class(monkeypatch):
 
 
 def test_marks_carry_the_jobs_loss_after_the_iteration():
-    plan = taskgraph.build(exp(loss=dict(beta0=0.05, beta1=0.5, beta2=0.1), iterations=3))
+    plan = taskgraph.build(exp(loss=dict(beta0=0.05, beta1=0.5, beta2=0.1),
+                               iterations=3))
     jp = plan.jobs['p']
     marks = [t for t in plan.tasks if t.kind == 'mark']
     assert {(t.iter, t.loss) for t in marks} == {

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from netsched.errors import ConfigError
-from netsched.pipeline import experiment, run
+from netsched.pipeline import run
 from netsched.sim import reference
 from netsched.sim.reference import sincronia as sc
 from netsched.workload.trace import Coflow

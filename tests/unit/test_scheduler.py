@@ -424,10 +424,13 @@ def register_tensors(c):
     """hl0 -> hr0 on connection 1 sends tensors of two urgency classes
     (0.1 and 0.6: one connection, two tags); hl1 -> hr1 on connection 1
     two tensors of one class (0.3, 0.4: class 1)."""
-    s = lambda i, conn, u, coflow='a/0', job='a': {
-        'id': i, 'coflow': coflow, 'job': job, 'bytes': MB, 'conn': conn,
-        'dst': 'hr0' if job == 'a' else 'hr1', 'iter': 0, 'urgency': u}
-    jobs = lambda j: {j: {'iterations': 1, 'bytes_per_iteration': 2 * MB}}
+    def s(i, conn, u, coflow='a/0', job='a'):
+        return {'id': i, 'coflow': coflow, 'job': job, 'bytes': MB,
+                'conn': conn, 'dst': 'hr0' if job == 'a' else 'hr1',
+                'iter': 0, 'urgency': u}
+
+    def jobs(j):
+        return {j: {'iterations': 1, 'bytes_per_iteration': 2 * MB}}
     for out in (
             c.handle({'op': 'register', 'host': 'hl0', 'run': 'r',
                       'conns': [{'id': 1, 'sport': 40001, 'dport': 5000,

@@ -58,8 +58,9 @@ def test_sends_start_later_by_at_most_the_jitter_each(tmp_path,
                                    if e['ev'] == 'run_start'][0]
     # every flow is still there; a coflow is no faster, and slower by at
     # most 2 ms per send it has (its sends may all wait in turn)
-    flows = lambda ev: sorted((e['coflow'], e['src'], e['dst'], e['bytes'])
-                              for e in ev if e['ev'] == 'flow')  # noqa: E731
+    def flows(ev):
+        return sorted((e['coflow'], e['src'], e['dst'], e['bytes'])
+                      for e in ev if e['ev'] == 'flow')
     assert flows(ev0) == flows(ev1)
     per = {}
     for c, *_ in flows(ev1):

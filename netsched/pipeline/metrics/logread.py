@@ -202,7 +202,7 @@ class LinkSamples(Mapping):
                                                   u[pos].tolist())]
 
 
-def compute(evs, last=None):
+def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
     """Per-job, per-coflow, per-stage, per-flow and per-link results.
     ``evs``: the events, or blocks of the simulator's flow lines among
     them (events.FlowColumns, from :func:`from_log`); ``last``: then a
