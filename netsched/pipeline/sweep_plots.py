@@ -139,7 +139,7 @@ def study_forest(heads):
     values, shown = [], set()
     for i, h in enumerate(rows):
         for j, (key, label, c) in enumerate(STUDY_COLUMNS):
-            r = h['cols'][key]['row']
+            r = h['cols'].get(key, {}).get('row')   # ns-3's where it ran
             if r is None or r['speedup'] is None:
                 continue
             y = i - 0.15 + 0.15 * j    # the paper's diamond above
