@@ -181,6 +181,9 @@ def _stages(out, t_in, t_done, marks):
             'send': _ms(core_done, sent), 'barrier': _ms(sent, t_done)}
 
 
+# Over 300 lines and 25 methods on purpose: the framework dispatches each
+# OpenFlow event to a method of the one registered app, so every handler
+# lives here; each is a few lines of I/O around ControllerCore.
 class NetschedController(fw.App):
     """The shell around ControllerCore: switch events and control-channel
     lines in, the core's FlowMods (each batch closed by a barrier),

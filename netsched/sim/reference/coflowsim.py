@@ -300,6 +300,8 @@ class FairShare:
         self.first[pairs] = self.step + np.maximum(k, 1)
 
 
+# Over 300 lines on purpose: it follows CoflowSim's simulator class method
+# by method, so that the two can be read side by side.
 class Simulation:
     """One run: ``kind`` fair, madd (FIFO, SEBF: ``rank`` gives the
     order, ``deadline_ms`` the back-fill's) or dark (``thresholds`` of
