@@ -17,8 +17,7 @@ import pytest
 from netsched import topology as topo
 from netsched.control.spec import ControllerSpec
 from netsched.control import openflow as of
-from tests.unit.control.test_ryu_shell import (  # noqa: F401 (app_module: fixture)
-    AGENTS, SL, SR, Shell, app_module, flow_mods)
+from tests.support.ryu_shell import AGENTS, SL, SR, Shell, flow_mods
 
 R = of.cookie(of.OWNER_ROUTING)
 
