@@ -1,26 +1,13 @@
 """The soak benchmark's state checks and figures (benchmarks/soak_bench.py;
 the soak itself needs root and the emulator, docs/benchmarks.md), on
 made-up command output and a made-up /proc: no emulator, no root."""
-import importlib.util
 import json
 import math
 import os
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        'soak_bench', os.path.join(ROOT, 'benchmarks', 'soak_bench.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sb = _load()
+from benchmarks import soak_bench as sb
 
 ME = 100
 ROOT_NS = 'net:[4026531840]'
