@@ -9,7 +9,7 @@ allocations; a C loop does a round in microseconds. The kernels do the
 same floating-point operations in the same order as the numpy code (no
 fused multiply-add, no reassociation: ``-ffp-contract=off``, no
 ``-ffast-math``), so they give the same bits, and the simulator's event
-logs stay identical (tests/unit/test_kernels.py checks them against the
+logs stay identical (tests/unit/sim/test_kernels.py checks them against the
 numpy path on random inputs; benchmarks/sim_identity.py on whole runs).
 
 kernels.c is built when netsched is installed (setup.py,

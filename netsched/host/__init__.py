@@ -7,6 +7,6 @@ and order sends with the same code.
 
 The agents run on whatever Python the hosts have, so this package uses
 the standard library only: no numpy, and nothing of netsched outside
-itself (tests/unit/test_layout.py imports every module under a plain
+itself (tests/unit/project/test_layout.py imports every module under a plain
 interpreter with numpy unimportable).
 """

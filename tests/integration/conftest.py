@@ -1,11 +1,15 @@
 """Integration tests run the real emulator: root, Mininet, a running
 Open vSwitch. Without them a local run skips with the reason; under CI
-(CI=true) a missing prerequisite is a failure."""
+(CI=true) a missing prerequisite is a failure. Every test here carries
+the ``integration`` marker (setup.cfg), so ``-m "not integration"``
+leaves them out of a run over all of tests/."""
 import os
 
 import pytest
 
 from netsched.emulator import ovs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def missing_prerequisites():
@@ -30,3 +34,10 @@ def pytest_runtest_setup(item):
     if os.environ.get('CI', '').lower() == 'true':
         pytest.fail(msg, pytrace=False)
     pytest.skip(msg)
+
+
+def pytest_collection_modifyitems(items):
+    # this hook sees the whole session's tests: mark only this folder's
+    for item in items:
+        if str(item.path).startswith(HERE + os.sep):
+            item.add_marker(pytest.mark.integration)

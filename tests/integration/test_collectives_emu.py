@@ -2,7 +2,7 @@
 the fidelity suite's 10% of its alpha-beta cost (the bandwidth term;
 the emulator adds packets, TCP's start and the agents' reaction, never
 takes less). The simulator meets the cost exactly and ns-3 within about
-1% (tests/unit/test_collectives.py, test_ns3_collectives.py).
+1% (tests/unit/workload/test_collectives.py, test_ns3_collectives.py).
 
 The all-to-all is not here: it takes 1.36-1.42x its cost on the
 emulator under BBR and 1.61x under CUBIC with a faithful verdict (the

@@ -9,7 +9,7 @@ import sys
 
 from netsched import topology as topo
 from tests.integration.helpers import leftovers
-from tests.unit.tiny import TINY, interrupt_when
+from tests.support.tiny import TINY, interrupt_when
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.unit.tiny import TINY, TINY_RANDOM
+from tests.support.tiny import TINY, TINY_RANDOM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 
 @pytest.fixture(scope='module')
 def tiny(tmp_path_factory):
-    """The tiny experiment (tests.unit.tiny.TINY) as a file."""
+    """The tiny experiment (tests.support.tiny.TINY) as a file."""
     p = tmp_path_factory.mktemp('exp') / 'tiny.yaml'
     p.write_text(TINY)
     return str(p)

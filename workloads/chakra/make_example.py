@@ -7,7 +7,7 @@ Four ranks, one training step each: a forward and a backward compute
 node, an all-reduce of the gradients over all four, an all-gather over
 ranks 0 and 1 (process group "tp"), then rank 0 sends an activation to
 rank 2 (a send/receive pair) and rank 2 computes on it. Dependencies are
-data and control dependencies both. tests/unit/test_chakra.py writes its
+data and control dependencies both. tests/unit/workload/test_chakra.py writes its
 traces with the same function."""
 import os
 import sys
