@@ -121,7 +121,7 @@ static int repr_whole(double b, char *buf)
    start, 9)), into out (room enough: the caller's bound). Returns the
    length, or -1 where a number is outside the texts above (the caller
    writes the lines). The layout is netsched/events.py's FLOW_LINE
-   (tests/unit/test_flow_line.py holds the two to the same text). */
+   (tests/unit/sim/test_flow_line.py holds the two to the same text). */
 int64_t ns_flow_lines(int64_t n, const char *head, int64_t hlen,
                       const int64_t *ids, const int64_t *cof,
                       const int64_t *src, const int64_t *dst,
