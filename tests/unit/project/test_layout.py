@@ -157,7 +157,7 @@ LAYERS = (
     (P + 'metrics', P + 'stats', P + 'export'),
     (P + 'experiment',),
     (P + 'knobs', P + 'autoscale'),
-    (P + 'checker', P + 'overrides', P + 'paths', P + 'progress',
+    (P + 'arms', P + 'checker', P + 'overrides', P + 'paths', P + 'progress',
      P + 'shapes', P + 'verdict'),
     ('netsched.pipeline',),
     ('netsched.emulator', 'netsched.ns3'),
