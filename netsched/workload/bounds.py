@@ -257,15 +257,7 @@ def _count_iteration(spec, model):
     plan.leaf_of.update((h, 'leaf') for h in hosts)
     parallelism.job(plan, spec, 'estimate', model, 0.0, hosts,
                     (1.0, 1.0, 0.0), 1)
-    per_host = {}
-    sends = sent = 0
-    for t in plan.tasks:
-        if t.kind == 'send':
-            sends += 1
-            sent += t.bytes
-            per_host[t.host] = per_host.get(t.host, 0) + t.bytes
-    return (len(plan.tasks), sends, float(sent),
-            max(per_host.values(), default=0))
+    return plan.send_totals()
 
 
 def _comm_s(spec, model, link_bps, one=None):

@@ -586,15 +586,7 @@ def counts(spec):
     plan = taskgraph.Plan()
     hosts = ['h%d' % i for i in range(spec.workers)]
     job(plan, spec, 'estimate', 0.0, hosts, (1.0, 1.0, 0.0), 1)
-    per_host = {}
-    sends = sent = 0
-    for t in plan.tasks:
-        if t.kind == 'send':
-            sends += 1
-            sent += t.bytes
-            per_host[t.host] = per_host.get(t.host, 0) + t.bytes
-    return (len(plan.tasks), sends, float(sent),
-            max(per_host.values(), default=0), plan.jobs['estimate'].compute_s)
+    return plan.send_totals() + (plan.jobs['estimate'].compute_s,)
 
 
 # ------------------------------------------------------------------ export

@@ -183,6 +183,19 @@ class Plan:
                       {t.dst for t in self.tasks if t.dst},
                       key=topo.natural)
 
+    def send_totals(self):
+        """(tasks, sends, bytes sent, the most bytes one host sends):
+        what workload.bounds estimates a run's size from."""
+        per_host = {}
+        sends = sent = 0
+        for t in self.tasks:
+            if t.kind == 'send':
+                sends += 1
+                sent += t.bytes
+                per_host[t.host] = per_host.get(t.host, 0) + t.bytes
+        return (len(self.tasks), sends, float(sent),
+                max(per_host.values(), default=0))
+
 
 def default_loss(rng):
     """A synthetic loss curve l(k) = 1/(b0 k + b1) + b2, the form JPAS
