@@ -584,13 +584,17 @@ class NetschedController(fw.App):
         network namespaces but share the filesystem), one thread per
         client."""
         os.makedirs(os.path.dirname(self.socket_path), exist_ok=True)
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
-        server = self.listener = hub.listen(self.socket_path,
-                                            family=socket.AF_UNIX)
+        # bound under a private name and renamed once listening: binding
+        # creates the file before listen(), and a client that sees the
+        # file in that gap is refused
+        staging = '%s.%d' % (self.socket_path, os.getpid())
+        if os.path.exists(staging):
+            os.unlink(staging)
+        server = self.listener = hub.listen(staging, family=socket.AF_UNIX)
         # its owner's only (root, as netsched and the emulated hosts'
         # agents run): the channel sets rules in every switch
-        os.chmod(self.socket_path, 0o600)
+        os.chmod(staging, 0o600)
+        os.replace(staging, self.socket_path)
         self.logger.info('control socket %s', self.socket_path)
         while not self.stopping:
             try:

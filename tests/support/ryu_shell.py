@@ -322,9 +322,10 @@ class Client:
         self.sock.close()
 
 
-@pytest.fixture
-def shell(app_module, tmp_path, monkeypatch):
-    sock_dir = tempfile.mkdtemp(prefix='ns-shell-')   # AF_UNIX: short path
+def dumbbell_fabric(tmp_path, sock_dir, monkeypatch):
+    """The fabric description the shells run: dumbbell,2 under SEBF,
+    its socket in ``sock_dir`` (AF_UNIX paths must be short), named to
+    the app by NETSCHED_FABRIC."""
     desc = ControllerSpec(
         topo.parse_spec('dumbbell,2'), 8, policy='sebf', scale=500.0,
         decision_log=str(tmp_path / 'decisions.jsonl'),
@@ -332,7 +333,13 @@ def shell(app_module, tmp_path, monkeypatch):
     path = tmp_path / 'fabric.json'
     path.write_text(json.dumps(desc))
     monkeypatch.setenv('NETSCHED_FABRIC', str(path))
-    s = Shell(app_module, desc)
+    return desc
+
+
+@pytest.fixture
+def shell(app_module, tmp_path, monkeypatch):
+    sock_dir = tempfile.mkdtemp(prefix='ns-shell-')
+    s = Shell(app_module, dumbbell_fabric(tmp_path, sock_dir, monkeypatch))
     try:
         yield s
     finally:

@@ -14,10 +14,9 @@ import time
 
 import pytest
 
-from netsched import topology as topo
-from netsched.control.spec import ControllerSpec
 from netsched.control import openflow as of
-from tests.support.ryu_shell import AGENTS, SL, SR, Shell, flow_mods
+from tests.support.ryu_shell import (
+    AGENTS, SL, SR, Shell, dumbbell_fabric, flow_mods)
 
 R = of.cookie(of.OWNER_ROUTING)
 
@@ -34,14 +33,8 @@ def S(i):
 def fabric(app_module, tmp_path, monkeypatch):  # noqa: F811 (the fixture)
     """(start, stop, desc): app instances on one fabric description (one
     socket, one decision log), each stopped once."""
-    sock_dir = tempfile.mkdtemp(prefix='ns-restart-')   # AF_UNIX: short
-    desc = ControllerSpec(
-        topo.parse_spec('dumbbell,2'), 8, policy='sebf', scale=500.0,
-        decision_log=str(tmp_path / 'decisions.jsonl'),
-        socket=os.path.join(sock_dir, 'ctl.sock')).to_dict()
-    path = tmp_path / 'fabric.json'
-    path.write_text(json.dumps(desc))
-    monkeypatch.setenv('NETSCHED_FABRIC', str(path))
+    sock_dir = tempfile.mkdtemp(prefix='ns-restart-')
+    desc = dumbbell_fabric(tmp_path, sock_dir, monkeypatch)
     running = []
 
     def start():

@@ -19,8 +19,8 @@ from netsched.control import channel
 from netsched.control import openflow as of
 from netsched.control.core import ControllerCore
 from tests.support.ryu_shell import (
-    AGENTS, APP, CONTROLLERS, PACKAGE, ROOT, SL, SR, TcpSwitch, free_port,
-    expected, flow_mods, framework_or_skip)
+    AGENTS, APP, CONTROLLERS, PACKAGE, ROOT, SL, SR, Shell, TcpSwitch,
+    dumbbell_fabric, expected, flow_mods, framework_or_skip, free_port)
 
 
 def test_handlers_are_bound_to_the_events_and_states_switches_send(shell):
@@ -48,6 +48,37 @@ def test_handlers_are_bound_to_the_events_and_states_switches_send(shell):
             (ev.EventOFPPacketIn, M): []}
     got = {k: shell.handlers(*k) for k in want}
     assert got == want
+
+
+def test_the_socket_file_appears_only_once_it_listens(app_module, tmp_path,
+                                                     monkeypatch):
+    """Binding creates a Unix socket's file before listen(); a client
+    that saw the file in that gap was refused (under os-ken's native
+    threads, 4 first connects in 200). The app listens under another
+    name and renames the socket into place, restricted to its owner."""
+    sock_dir = tempfile.mkdtemp(prefix='ns-listen-')
+    desc = dumbbell_fabric(tmp_path, sock_dir, monkeypatch)
+    real, seen = app_module.hub.listen, []
+
+    def listen(addr, *args, **kw):
+        seen.append((addr, os.path.exists(desc['socket'])))
+        server = real(addr, *args, **kw)
+        seen.append((addr, os.path.exists(desc['socket'])))
+        return server
+
+    monkeypatch.setattr(app_module.hub, 'listen', listen)
+    s = Shell(app_module, desc)
+    try:
+        assert len(seen) == 2 and seen[0][0] != desc['socket']
+        assert [there for _, there in seen] == [False, False]
+        assert os.stat(desc['socket']).st_mode & 0o777 == 0o600
+        assert os.listdir(sock_dir) == ['ctl.sock']
+        c = s.client()
+        c.send({'op': 'status'})
+        assert c.receive()['ok'] is True
+    finally:
+        s.close()
+        shutil.rmtree(sock_dir, ignore_errors=True)
 
 
 def test_a_connecting_switch_gets_the_cores_program_then_a_barrier(shell):
