@@ -30,8 +30,8 @@ from .. import topology as topo
 
 # the share of the measured capacity a run may ask at its busiest: the
 # rest is the agents', the controller's and tc's (the datapath thread
-# shares two cores with them), set between the fidelity suite's faithful
-# fat-tree runs and the verdict test's degraded one (docs/fidelity.md)
+# shares two cores with them); the fat-tree suite stays faithful at half
+# and is degraded by the datapath near all of it (docs/fidelity.md)
 BUDGET = 0.5
 ACKS = 1.5
 MININET_MAX_BPS = 1e9
