@@ -254,6 +254,18 @@ def _updown_hops(g, node, dst):
     return sorted(want, key=lambda m: topo.port(g, node, m))
 
 
+def reaches(g, src, dst):
+    """Whether the router's own rule (:func:`next_hops`) finds a path
+    from host ``src`` to host ``dst`` over ``g``: any path on the whole
+    fabric, a valley-free one (climb, then descend) where links are down
+    (topology.without). A graph can be connected and still have none:
+    with both uplinks of a0_0 and of a1_1 down, pod 0's hosts reach pod
+    1 only down through another pod and up again."""
+    if topo.base_of(g) is g:
+        return nx.has_path(g, src, dst)
+    return _updown(g, dst).get(src, (math.inf, math.inf))[1] < math.inf
+
+
 def unroutable(g):
     """The first pair of hosts (src, dst) between which the router's
     own rule (:func:`next_hops`: shortest paths, valley-free where
