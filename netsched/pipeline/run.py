@@ -54,7 +54,8 @@ def check(exp, traces=None):
     """Everything about ``exp`` that can fail before it runs, beyond
     the file's own checks (``netsched check``, and every run of a sweep
     before any starts): the topology, the trace and its racks, the
-    plan (placements, tuning stages), the policy of a reference model
+    plan (placements, tuning stages), the routes the faults leave its
+    traffic, the policy of a reference model
     (sim.reference.check). Returns (graph, (ports, coflows,
     racks) or None, plan or None). ``traces``: a dict that keeps loaded
     traces for the next call."""
@@ -73,6 +74,12 @@ def check(exp, traces=None):
             '%s: trace' % (exp.path or exp.name))
     plan = taskgraph.build(exp) \
         if exp.jobs or exp.tuning or exp.backend == 'emu' else None
+    if traced and plan is None and exp.faults:
+        # the simulator's trace alone has no plan: its flows are checked
+        # against the faults here, as a plan's are as it is built
+        from ..workload import faults
+        faults.check_traffic(exp.faults, g, faults.trace_senders(
+            exp, traced[1], traced[2]), exp.path or exp.name)
     if exp.model != 'maxmin':          # the policies the model implements
         from ..sim import reference
         reference.check(exp)
