@@ -258,7 +258,9 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
     draws it). ``attach``: the socket of a running controller whose
     fabric to run on (emulator); it is checked before anything is
     written. ``command``: the command line run.json records (default:
-    this process's)."""
+    this process's). With links that fail, :func:`check` first: a fault
+    set that strands some traffic is refused before the folder is
+    touched."""
     if attach:
         if exp.backend != 'emu':
             raise ConfigError('%s: --attach runs on the emulator, not on '
@@ -271,6 +273,10 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
         # `netsched run`'s (the simulator derives its limits itself)
         from ..workload import bounds
         exp, _ = bounds.bounded(exp, out_dir=out_dir)
+    if any(f.links for f in exp.faults):
+        # links down that strand a job's traffic refuse the run before
+        # its folder is touched (the backend plans it again)
+        check(exp)
     out_dir = out_dir or default_out(exp)
     if os.path.isdir(out_dir):         # --force: the run before goes
         cleared = clear(out_dir)

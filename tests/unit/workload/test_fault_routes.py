@@ -3,7 +3,9 @@
 uplinks of a0_0 and of a1_1 down, where the fabric stays connected but
 pod 0 and pod 1 reach each other only through a valley, which the router
 does not take. Only the pairs a job or a trace's coflow sends between are
-asked."""
+asked, before a run writes anything."""
+import os
+
 import pytest
 
 from netsched import routing
@@ -136,6 +138,14 @@ def test_a_trace_coflow_across_the_valley_names_the_coflow(tmp_path):
                                                        '2 10 1 0 1 8:1.0'])})
     run.check(ok)
     taskgraph.build(ok)
+
+
+def test_a_refused_run_writes_nothing(tmp_path):
+    exp = exp_with(jobs=[ring('across', ['h0_0_0', 'h1_0_0'])])
+    out = str(tmp_path / 'out')
+    with pytest.raises(ConfigError, match='job across'):
+        run.execute(exp, out, say=lambda m: None)
+    assert not os.path.exists(out)
 
 
 def test_check_traffic_asks_only_the_pairs_given():
