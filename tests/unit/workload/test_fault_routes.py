@@ -3,15 +3,17 @@
 uplinks of a0_0 and of a1_1 down, where the fabric stays connected but
 pod 0 and pod 1 reach each other only through a valley, which the router
 does not take. Only the pairs a job or a trace's coflow sends between are
-asked, before a run writes anything."""
+asked, before a run writes anything; a simulator run that still meets
+a flow with no route ends with a line."""
 import os
 
 import pytest
 
-from netsched import routing
+from netsched import fluid, routing
 from netsched import topology as topo
-from netsched.errors import ConfigError
+from netsched.errors import ConfigError, NetschedError
 from netsched.pipeline import experiment, run
+from netsched.sim.engine import Engine
 from netsched.workload import faults as wf
 from netsched.workload import taskgraph
 
@@ -158,3 +160,35 @@ def test_check_traffic_asks_only_the_pairs_given():
         wf.check_traffic(faults, FT, [
             ('h0_0_0', 'h2_0_0', 'job a', None),
             ('h1_0_0', 'h0_0_0', 'job b', 'jobs[1].placement')], 'x')
+
+
+class _Start:
+    """A driver that starts one flow at t=0 or, with ``look``, first asks
+    its path as PlanDriver does of a job's first sends when it arrives
+    (outside add_flows)."""
+
+    def __init__(self, src, dst, look=False):
+        self.src, self.dst, self.look = src, dst, look
+
+    def start(self, eng):
+        if self.look:
+            eng.net.path_id(self.src, self.dst, 1000, 80)
+        eng.add_flows([self.src], [self.dst], [1e6],
+                      eng.coflow('c', 0.0))
+
+
+class _Log:
+    def write(self, *a, **kw):
+        pass
+
+
+@pytest.mark.parametrize('look', [False, True])
+def test_a_run_that_meets_no_route_ends_with_a_line(look):
+    from netsched import policies
+    net = fluid.Network(FT)
+    net.set_down(DOWN)
+    eng = Engine(net, policies.make('fair', {}), _Log())
+    with pytest.raises(NetschedError, match=r'^at t=0\.000000 s: h0_0_0 '
+                       r'cannot reach h1_0_0 with a0_0-c0, a0_0-c1, '
+                       r'a1_1-c2, a1_1-c3 down: no route$'):
+        eng.run(_Start('h0_0_0', 'h1_0_0', look))
