@@ -3,8 +3,9 @@
 uplinks of a0_0 and of a1_1 down, where the fabric stays connected but
 pod 0 and pod 1 reach each other only through a valley, which the router
 does not take. Only the pairs a job or a trace's coflow sends between are
-asked, before a run writes anything; a simulator run that still meets
-a flow with no route ends with a line."""
+asked, before a run writes anything; a run that still meets a flow
+with no route ends with a line (the simulator) or keeps its path until
+a link comes back (the controller)."""
 import os
 
 import pytest
@@ -192,3 +193,19 @@ def test_a_run_that_meets_no_route_ends_with_a_line(look):
                        r'cannot reach h1_0_0 with a0_0-c0, a0_0-c1, '
                        r'a1_1-c2, a1_1-c3 down: no route$'):
         eng.run(_Start('h0_0_0', 'h1_0_0', look))
+
+
+def test_the_controller_keeps_a_stranded_connection_s_path():
+    from netsched.control.demand import Demand
+    net = fluid.Network(FT)
+    d = Demand(FT, net)
+    d.add_host('h0_0_0', [{'id': 0, 'sport': 1000, 'dport': 80,
+                           'dst_ip': FT.nodes['h1_0_0']['ip']},
+                          {'id': 1, 'sport': 1001, 'dport': 80,
+                           'dst_ip': FT.nodes['h2_0_0']['ip']}], [])
+    before = {k: c.path for k, c in d.conns.items()}
+    net.set_down(DOWN)
+    d.reroute()
+    c0, c1 = d.conns[('h0_0_0', 0)], d.conns[('h0_0_0', 1)]
+    assert c0.path == before[c0.key]
+    assert c1.path == net.path_id('h0_0_0', 'h2_0_0', 1001, 80)
