@@ -235,8 +235,8 @@ def check_traffic(faults, g, senders, where):
     (routing.reaches): every pair of hosts some traffic sends between
     must still have one at every moment of the faults, or that traffic
     would have no route while they last. ``senders``: (src, dst, who,
-    key) in the order the run sends, ``who`` naming the job or coflow,
-    ``key`` the key that moves it (None: none). A pair no traffic uses
+    key), ``who`` naming the job or coflow (the first given for a pair
+    is named), ``key`` the key that moves it (None: none). A pair no traffic uses
     is not asked: a fault that strands it stops nothing. A job is
     checked against every moment, whenever it arrives: when its
     traffic ends is known only once it has run."""
@@ -270,9 +270,9 @@ def check_traffic(faults, g, senders, where):
 
 def plan_senders(exp, plan):
     """(src, dst, who, key) of every connection of a plan
-    (workload.taskgraph.Plan): a job's name it and its placement key in
-    the file (``jobs[i]``, or ``tuning[i]`` for a configuration of a
-    tuning group), a trace flow its coflow."""
+    (workload.taskgraph.Plan): a job's connection names the job and its
+    placement key in the file (``jobs[i]``, or ``tuning[i]`` for a
+    configuration of a tuning group), a trace flow's its coflow."""
     keys = {}
     for i, j in enumerate(exp.jobs):
         keys[j.id] = 'jobs[%d].%s' % (
