@@ -254,36 +254,16 @@ def _updown_hops(g, node, dst):
     return sorted(want, key=lambda m: topo.port(g, node, m))
 
 
-def unroutable(g):
-    """The first pair of hosts (src, dst) between which the router's
-    own rule (:func:`next_hops`: shortest paths, valley-free where
-    links are down) finds no path over ``g``, or None. A graph can be
-    connected and still have none: with both uplinks of a0_0 and of
-    a1_1 down, e0_0's hosts reach pod 1 only down through a core and
-    up again. Hosts behind one switch share their answer, so one host
-    per switch is asked."""
-    hosts = topo.hosts(g)
-    one = {}
-    for h in hosts:
-        nb = tuple(g[h])
-        one.setdefault(nb if len(nb) == 1 else (h,), h)
-    reps = list(one.values())
+def reaches(g, src, dst):
+    """Whether the router's own rule (:func:`next_hops`) finds a path
+    from host ``src`` to host ``dst`` over ``g``: any path on the whole
+    fabric, a valley-free one (climb, then descend) where links are down
+    (topology.without). A graph can be connected and still have none:
+    with both uplinks of a0_0 and of a1_1 down, pod 0's hosts reach pod
+    1 only down through another pod and up again."""
     if topo.base_of(g) is g:
-        comp = {}
-        for i, part in enumerate(nx.connected_components(g)):
-            for n in part:
-                comp[n] = i
-        for s in reps:
-            for d in reps:
-                if comp[s] != comp[d]:
-                    return s, d
-        return None
-    for d in reps:
-        lengths = _updown(g, d)
-        for s in reps:
-            if s != d and lengths.get(s, (math.inf, math.inf))[1] == math.inf:
-                return s, d
-    return None
+        return nx.has_path(g, src, dst)
+    return _updown(g, dst).get(src, (math.inf, math.inf))[1] < math.inf
 
 
 def next_hops(g, node, dst, circuits=()):

@@ -54,7 +54,8 @@ def check(exp, traces=None):
     """Everything about ``exp`` that can fail before it runs, beyond
     the file's own checks (``netsched check``, and every run of a sweep
     before any starts): the topology, the trace and its racks, the
-    plan (placements, tuning stages), the policy of a reference model
+    plan (placements, tuning stages), the routes the faults leave its
+    traffic, the policy of a reference model
     (sim.reference.check). Returns (graph, (ports, coflows,
     racks) or None, plan or None). ``traces``: a dict that keeps loaded
     traces for the next call."""
@@ -73,6 +74,12 @@ def check(exp, traces=None):
             '%s: trace' % (exp.path or exp.name))
     plan = taskgraph.build(exp) \
         if exp.jobs or exp.tuning or exp.backend == 'emu' else None
+    if traced and plan is None and exp.faults:
+        # the simulator's trace alone has no plan: its flows are checked
+        # against the faults here, as a plan's are as it is built
+        from ..workload import faults
+        faults.check_traffic(exp.faults, g, faults.trace_senders(
+            exp, traced[1], traced[2]), exp.path or exp.name)
     if exp.model != 'maxmin':          # the policies the model implements
         from ..sim import reference
         reference.check(exp)
@@ -251,7 +258,9 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
     draws it). ``attach``: the socket of a running controller whose
     fabric to run on (emulator); it is checked before anything is
     written. ``command``: the command line run.json records (default:
-    this process's)."""
+    this process's). With links that fail, :func:`check` first: a fault
+    set that strands some traffic is refused before the folder is
+    touched."""
     if attach:
         if exp.backend != 'emu':
             raise ConfigError('%s: --attach runs on the emulator, not on '
@@ -264,6 +273,10 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
         # `netsched run`'s (the simulator derives its limits itself)
         from ..workload import bounds
         exp, _ = bounds.bounded(exp, out_dir=out_dir)
+    if any(f.links for f in exp.faults):
+        # links down that strand a job's traffic refuse the run before
+        # its folder is touched (the backend plans it again)
+        check(exp)
     out_dir = out_dir or default_out(exp)
     if os.path.isdir(out_dir):         # --force: the run before goes
         cleared = clear(out_dir)

@@ -108,9 +108,10 @@ class Clock:
 @contextlib.contextmanager
 def _routes(eng):
     """A flow the router finds no path for (routing.path's ValueError:
-    links down leave no valley-free path; workload.faults refuses such
-    fault sets, so this is a fabric the checks did not foresee) ends the
-    run with a line that says so and when, not a traceback."""
+    links down leave no valley-free path; workload.faults refuses fault
+    sets that strand a job's or a trace's pairs, so this is traffic the
+    checks did not foresee) ends the run with a line that says so and
+    when, not a traceback."""
     try:
         yield
     except ValueError as e:
@@ -198,6 +199,14 @@ class Engine(Clock):
 
     # --- the loop -----------------------------------------------------------
     def run(self, driver, until=None):
+        """Run ``driver`` to its end or ``until`` (s); returns the time
+        it ended. A flow that finds no route anywhere in the run (a
+        policy's view of a send not yet started too) ends it with a
+        line that names it (:func:`_routes`)."""
+        with _routes(self):
+            return self._run(driver, until)
+
+    def _run(self, driver, until):
         self.driver = driver
         driver.start(self)
         view = getattr(driver, 'view', None)

@@ -65,10 +65,13 @@ def run(exp, log_path, say, bar=None):
     parts, total = [], 0
     if exp.trace:
         ports, cofs = trace.load(exp.trace)
-        parts.append(TraceDriver(
-            cofs, trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
-                                   '%s: trace' % (exp.path or exp.name)),
-            exp.big_switch))
+        racks = trace.rack_hosts(ports, topo.hosts(g), exp.trace.racks,
+                                 '%s: trace' % (exp.path or exp.name))
+        if exp.faults:        # the plan's are checked as it is built
+            from ..workload import faults
+            faults.check_traffic(exp.faults, g, faults.trace_senders(
+                exp, cofs, racks), exp.path or exp.name)
+        parts.append(TraceDriver(cofs, racks, exp.big_switch))
         total += sum(len(c.mappers) * len(c.reducers) for c in cofs)
         say('trace %s: %d coflows, %d flows'
             % (os.path.basename(exp.trace.path), len(cofs), total))

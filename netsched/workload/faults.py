@@ -21,7 +21,12 @@ down and reroutes (ECMP next-hop sets skip the dead links) and restores
 the routes when they come back. A fault must leave every host reachable
 from every other (a job cut off from its peers could never finish), so a
 host's own link and an edge switch cannot fail; the check says which
-hosts a fault would cut off. An agent killed (a host's workload process
+hosts a fault would cut off. Once the jobs are placed (taskgraph.build)
+and the trace is read, every pair of hosts that traffic sends between
+must also keep a route by the router's own rule, valley-free
+(check_traffic): a fault set that leaves one without is refused, naming
+the fault, the job or coflow and the two hosts; pairs no traffic uses
+may lose theirs. An agent killed (a host's workload process
 dying) fails every job with a task on that host, or a transfer to it,
 with that reason; the other jobs run on. It does not come back. The
 controller killed: the switches go on forwarding on the rules they hold
@@ -32,6 +37,7 @@ The simulator holds the policy's last decision over the outage, new flows
 in the top class as the emulator's agents send a coflow not yet
 classified.
 """
+import os
 from dataclasses import dataclass
 
 import networkx as nx
@@ -212,8 +218,6 @@ def _check_reachable(faults, g, where):
         comps = sorted((c & set(hosts) for c in
                         nx.connected_components(live)), key=len)
         cut = sorted(set().union(*comps[:-1]), key=topo.natural)
-        if not cut:
-            _check_routes(f, i, live, down, where)
         if cut:
             raise ConfigError(
                 '%s: faults[%d]: with %s %s down%s, %s could not reach the '
@@ -225,21 +229,85 @@ def _check_reachable(faults, g, where):
                    ', '.join(cut[:4]) + (' ...' if len(cut) > 4 else '')))
 
 
-def _check_routes(f, i, live, down, where):
-    """The hosts stay connected with ``down``, but the router only
-    takes valley-free paths (routing.next_hops): every pair must still
-    have one, or its traffic would have no route while the fault lasts."""
+def check_traffic(faults, g, senders, where):
+    """The hosts stay connected under every fault (checked as the file
+    is read), but the router only takes valley-free paths
+    (routing.reaches): every pair of hosts some traffic sends between
+    must still have one at every moment of the faults, or that traffic
+    would have no route while they last. ``senders``: (src, dst, who,
+    key), ``who`` naming the job or coflow (the first given for a pair
+    is named), ``key`` the key that moves it (None: none). A pair no traffic uses
+    is not asked: a fault that strands it stops nothing. A job is
+    checked against every moment, whenever it arrives: when its
+    traffic ends is known only once it has run."""
     from .. import routing
-    pair = routing.unroutable(live)
-    if pair is not None:
-        raise ConfigError(
-            '%s: faults[%d]: with %s %s down%s, %s has no valley-free route '
-            'to %s (the router climbs, then descends: the hosts stay '
-            'connected only through a valley), so a job on them could not '
-            'send; fail fewer links at once'
-            % (where, i, f.kind, f.target,
-               ' (and the other faults of that moment)'
-               if len(down) > len(f.links) else '', pair[0], pair[1]))
+    moments = [(i, f) for i, f in enumerate(faults) if f.links]
+    if not moments:
+        return
+    pairs = {}
+    for src, dst, who, key in senders:
+        if src != dst:
+            pairs.setdefault((src, dst), (who, key))
+    # the links down only shrink from one fault's start to the next, and
+    # losing links never adds a route: the starts are the moments to ask
+    for i, f in moments:
+        down = down_at(faults, f.at_s)
+        live = topo.without(g, down)
+        for (src, dst), (who, key) in pairs.items():
+            if routing.reaches(live, src, dst):
+                continue
+            raise ConfigError(
+                '%s: faults[%d]: with %s %s down%s, %s sends from %s to %s '
+                'and the router has no route for it (it takes valley-free '
+                'paths only, climbing then descending, and these hosts stay '
+                'connected only through a valley); fail fewer links at once '
+                '(faults[%d])%s'
+                % (where, i, f.kind, f.target,
+                   ' (and the other faults of that moment)'
+                   if len(down) > len(f.links) else '', who, src, dst, i,
+                   ' or place it on other hosts (%s)' % key if key else ''))
+
+
+def plan_senders(exp, plan):
+    """(src, dst, who, key) of every connection of a plan
+    (workload.taskgraph.Plan): a job's connection names the job and its
+    placement key in the file (``jobs[i]``, or ``tuning[i]`` for a
+    configuration of a tuning group), a trace flow's its coflow."""
+    keys = {}
+    for i, j in enumerate(exp.jobs):
+        keys[j.id] = 'jobs[%d].%s' % (
+            i, 'candidates' if j.candidates else 'placement')
+    for i, (base, _, _) in enumerate(exp.tuning):
+        keys[base.id] = 'tuning[%d].placement' % i
+    coflow = {t.conn: t.coflow for t in plan.tasks
+              if t.kind == 'send' and t.job is None}
+    for c in plan.conns:
+        if c.job is None:
+            yield c.src, c.dst, _coflow_name(exp, coflow.get(c.id)), None
+            continue
+        jp = plan.jobs.get(c.job)
+        group = jp.group if jp is not None else None
+        if group is not None:
+            who = 'configuration %s of tuning group %s' % (c.job, group)
+        else:
+            who = 'job %s' % c.job
+        yield c.src, c.dst, who, keys.get(group or c.job)
+
+
+def trace_senders(exp, cofs, racks):
+    """(src, dst, who, None) of a coflow trace's flows that cross the
+    network (workload.trace.network_flows), in coflow order."""
+    from . import trace
+    for c in cofs:
+        src, dst, _ = trace.network_flows(c, racks, exp.big_switch)
+        who = _coflow_name(exp, c.id)
+        for s, d in zip(src.tolist(), dst.tolist()):
+            yield s, d, who, None
+
+
+def _coflow_name(exp, cid):
+    return 'coflow %s of trace %s' % (
+        cid, os.path.basename(exp.trace.path) if exp.trace else '?')
 
 
 def down_at(faults, t):

@@ -233,7 +233,9 @@ def analytical_comm_s(model, pattern, workers, link_bps, shards=1,
 def build(exp, with_trace=True):
     """The task graph of an experiment's jobs and tuning groups, and of
     its coflow trace unless ``with_trace`` is false (the simulator runs a
-    trace with a driver of its own, sim.drivers.TraceDriver)."""
+    trace with a driver of its own, sim.drivers.TraceDriver). A fault
+    set under which some of it would have no route is a ConfigError
+    (faults.check_traffic)."""
     from .. import policies
     g = exp.graph()
     hosts = topo.hosts(g)
@@ -294,6 +296,10 @@ def build(exp, with_trace=True):
                     seed=exp.seed, partitions=partitions)
     if exp.trace and with_trace:
         _trace(plan, exp, hosts)
+    if exp.faults:         # every backend's plan: refused before it runs
+        from . import faults
+        faults.check_traffic(exp.faults, g, faults.plan_senders(exp, plan),
+                             exp.path or exp.name)
     return plan
 
 

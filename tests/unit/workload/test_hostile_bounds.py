@@ -1,8 +1,9 @@
 """Issue 40's cases of runs without bounds, each re-run: what `netsched
 check` refuses (one line naming the file, the key and the value) or
-sizes, the limits a run stops at, faults without a valley-free route,
-one sweep per folder and a sweep's runs dying with it. Every experiment
-is a small file made here; no run is longer than a few seconds."""
+sizes, the limits a run stops at, faults that leave a job no
+valley-free route, one sweep per folder and a sweep's runs dying with
+it. Every experiment is a small file made here; no run is longer than a
+few seconds."""
 import os
 import signal
 import subprocess
@@ -209,12 +210,36 @@ FAULTS = [{'link': ['a0_0', 'c0'], 'at': 0.1, 'until': 0.5},
           {'link': ['a1_1', 'c3'], 'at': 0.1, 'until': 0.5}]
 
 
-def test_faults_without_a_valley_free_route_are_refused(tmp_path, capsys):
-    path = write(tmp_path, dict(BASE, faults=FAULTS))
-    one_line(capsys, ['check', path], 'faults[0]', 'a0_0-c0',
-             'valley-free')
-    ok = write(tmp_path, dict(BASE, faults=FAULTS[:2]), 'ok.yaml')
+ACROSS = job(id='across', placement=['h0_0_0', 'h1_0_0'])
+
+
+def test_faults_that_leave_a_job_no_route_are_refused(tmp_path, capsys):
+    path = write(tmp_path, dict(BASE, jobs=[ACROSS], faults=FAULTS))
+    one_line(capsys, ['check', path], path, 'faults[0]', 'a0_0-c0',
+             'job across', 'h0_0_0 to h1_0_0', 'valley-free',
+             'jobs[0].placement')
+    # the same faults, but the job's hosts keep their route (both on e0_0)
+    ok = write(tmp_path, dict(BASE, faults=FAULTS), 'ok.yaml')
     assert cli.main(['check', ok]) == 0
+    ok = write(tmp_path, dict(BASE, jobs=[ACROSS], faults=FAULTS[:2]),
+               'ok2.yaml')
+    assert cli.main(['check', ok]) == 0
+
+
+def test_netsched_check_names_the_fault_and_the_job(tmp_path):
+    path = write(tmp_path, dict(BASE, jobs=[ACROSS], faults=FAULTS))
+    r = subprocess.run([sys.executable, '-m', 'netsched', 'check', path],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 2 and r.stdout == ''
+    assert 'Traceback' not in r.stderr
+    assert r.stderr == (
+        'netsched: error: %s: faults[0]: with link a0_0-c0 down (and the '
+        'other faults of that moment), job across sends from h0_0_0 to '
+        'h1_0_0 and the router has no route for it (it takes valley-free '
+        'paths only, climbing then descending, and these hosts stay '
+        'connected only through a valley); fail fewer links at once '
+        '(faults[0]) or place it on other hosts (jobs[0].placement)\n'
+        % path)
 
 
 SLOW = dict(BASE, jobs=[job(workers=4, iterations=400)])
