@@ -34,7 +34,9 @@ from .links import LinkSampler
 
 class Coordinator:
     """One experiment's plan on the agents of ``pool`` (running on the
-    fabric ``fab``), its event log, and its stage barriers."""
+    fabric ``fab``), its event log, and its stage barriers. The
+    transfers' start and end messages are its :class:`Transfers`, the
+    agents' totals at their bye its :class:`Byes`."""
 
     def __init__(self, exp, plan, fab, log, say, bar=None):
         self.bar = bar              # bar(done, total), where one is drawn
@@ -52,37 +54,20 @@ class Coordinator:
             for d in deps:
                 self.waiting_on.setdefault(d, []).append(b)
         self.mark_time = {}
-        self.started = {}                    # send -> (ready, start) abs
-        self.early = {}                      # send -> end read before start
-        self.recv_done = 0
+        self.transfers = Transfers(plan, self.sends, log)
         self.marks_done = 0
         # jobs failed (an agent lost) -> why; their tasks not done are
         # written off so that the run ends when the others have finished
         self.failed = {}
         self.killed = {}                     # host -> the fault's words
-        self.received = set()
-        # per transfer, the sender's last write and the receiver's first
-        # read (host clock): which side a stall is on
-        self.first_read = {}
         self.off_sends = self.off_marks = 0
-        self.coflow_left = {}
-        self.coflow_send = {}                # coflow -> one of its sends
-        for t in self.sends.values():
-            self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
-            self.coflow_send.setdefault(t.coflow, t)
-        self.coflow_arrival = {}
         self.marks_left = {}
         for t in plan.tasks:
             if t.kind == 'mark':
                 k = (t.job, t.iter)
                 self.marks_left[k] = self.marks_left.get(k, 0) + 1
         self.jobs_started = set()
-        self.cpu, self.retrans = {}, {}
-        self.retrans_by_conn, self.timeouts = {}, {}
-        self.paused_by_conn = {}
-        self.rto_by_conn = {}
-        self.tcp_cc = set()
-        self.probes, self.late = {}, {}      # fidelity: per host, at bye
+        self.byes = Byes()
         self.decisions = DecisionLog(fab.decision_log)
         self.pool = AgentPool(self.hosts,
                               os.path.join(fab.state.dir, 'coord.sock'))
@@ -143,7 +128,7 @@ class Coordinator:
         faults = Faults(self.exp.faults, self.fab, self.log, t0, self.kill)
         last_progress = time.monotonic()
         total = len(self.sends) + self.n_marks
-        while self.recv_done + self.off_sends < len(self.sends) or \
+        while self.transfers.done + self.off_sends < len(self.sends) or \
                 self.marks_done + self.off_marks < self.n_marks:
             now = time.monotonic()
             if self.exp.timeout_s and now - t0 > self.exp.timeout_s:
@@ -160,18 +145,18 @@ class Coordinator:
             for h, m in self.pool.liveness():
                 self._handle(h, m)
             if self.bar is not None:
-                self.bar(self.recv_done + self.marks_done, total)
+                self.bar(self.transfers.done + self.marks_done, total)
             elif time.monotonic() - last_progress >= 2.0:
                 last_progress = time.monotonic()
                 self.say('emu t=%.1f s: %d/%d transfers and marks done'
                          % (last_progress - t0,
-                            self.recv_done + self.marks_done, total))
+                            self.transfers.done + self.marks_done, total))
         sampler.sample(self.log)
         wall = time.monotonic() - t0
         lost = drops.delta(self.drops0, drops.snapshot(self.fab))
         self.decisions.copy(self.log, t0)
         self.pool.broadcast({'op': 'stop'}, ignore_errors=True)
-        for h, m in self.pool.drain(lambda: len(self.cpu) == len(
+        for h, m in self.pool.drain(lambda: len(self.byes.cpu) == len(
                 self.hosts) - len(self.pool.lost), 2.0):
             try:
                 self._handle(h, m)
@@ -179,13 +164,13 @@ class Coordinator:
                 pass
         self._log_open_coflows(wall)
         self.pool.close()
-        cpu = sum(self.cpu.values()) \
-            if len(self.cpu) == len(self.hosts) else None
+        cpu = sum(self.byes.cpu.values()) \
+            if len(self.byes.cpu) == len(self.hosts) else None
         info = self._info(wall, lost, cpu)
         info['fidelity'] = {
-            'datapath': monitor.datapath(self.fab.g, self.probes,
+            'datapath': monitor.datapath(self.fab.g, self.byes.probes,
                                          self.fab.rate_bps, self.exp.mtu),
-            'agents': monitor.agents(self.late),
+            'agents': monitor.agents(self.byes.late),
             'controller': monitor.controller(self.decisions.applied_ms,
                                              self.decisions.decided),
             'tcp': monitor.tcp(info),
@@ -194,49 +179,24 @@ class Coordinator:
         return info
 
     def _info(self, wall, lost, cpu):
+        b = self.byes
         return {'agents': len(self.hosts), 'transfers': len(self.sends),
                 'agent_cpu_s': cpu, 'run_s': wall,
-                'tcp_retransmits': sum(self.retrans.values()),
-                'tcp_retransmits_by_connection': {
-                    k: n for k, n in sorted(self.retrans_by_conn.items())
-                    if n},
-                'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
-                'tcp_timeouts_by_connection': {
-                    k: v[0] for k, v in sorted(self.rto_by_conn.items())
-                    if v[0]},
-                'tcp_rto_recovery_s_by_connection': {
-                    k: v[1] for k, v in sorted(self.rto_by_conn.items())
-                    if v[0]},
-                'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
-                or None,
+                **b.tcp_info(),
                 'queue_drops': sum(lost['queue'].values()),
                 'queue_drops_by_interface': lost['queue'],
                 'ovs_drops_by_port': lost['ovs'],
                 'socket_drops_by_port': lost['socket'],
-                'paused_s': round(sum(self.paused_by_conn.values()), 3),
+                'paused_s': round(sum(b.paused_by_conn.values()), 3),
                 'paused_s_by_connection': {
-                    k: v for k, v in sorted(self.paused_by_conn.items())
+                    k: v for k, v in sorted(b.paused_by_conn.items())
                     if v},
                 'controller': self.decisions.summary(),
                 'link_mbps': self.fab.link_mbps,
                 'startup_s': self.fab.timings.get('startup_s')}
 
     def _log_open_coflows(self, wall):
-        """The coflows a finished transfer did not log: a trace's coflows
-        with no flow across the network (they end as they arrive, as on
-        the simulator) and, when the run stopped early, those that
-        arrived and did not finish (no end: their CCT is unknown)."""
-        for cf, at in sorted(self.plan.instant_coflows.items()):
-            if at <= wall:
-                self.log.write(at, 'coflow', coflow=cf, job=None, iter=None,
-                               bytes=self.plan.coflow_bytes[cf])
-                self.log.write(at, 'coflow_end', coflow=cf)
-        for cf, left in sorted(self.coflow_left.items()):
-            if left and cf in self.coflow_arrival:
-                t = self.coflow_send[cf]
-                self.log.write(self.coflow_arrival[cf] - self.t0, 'coflow',
-                               coflow=cf, job=t.job, iter=t.iter,
-                               bytes=self.plan.coflow_bytes[cf])
+        self.transfers.log_open(wall, self.t0)
 
     def _handle(self, h, m):
         getattr(self, '_on_' + m['op'], self._on_unknown)(h, m)
@@ -250,24 +210,9 @@ class Coordinator:
         pass
 
     def _on_bye(self, h, m):
-        """The agent's CPU time (the benchmark's overhead), its
-        connections' TCP retransmissions, retransmission timeouts and
-        time in recovery from them, the time its senders were held by
-        the controller, and its host's TCP timeouts (fidelity
-        diagnostics)."""
-        self.cpu[h] = m['cpu_s']
-        self.retrans[h] = m.get('retrans', 0)
-        for cid, n in m.get('retrans_by_conn', {}).items():
-            self.retrans_by_conn['%s#%s' % (h, cid)] = n
-        for cid, v in m.get('paused_by_conn', {}).items():
-            self.paused_by_conn['%s#%s' % (h, cid)] = v
-        for cid, v in m.get('rto_by_conn', {}).items():
-            self.rto_by_conn['%s#%s' % (h, cid)] = v
-        self.timeouts[h] = m.get('timeouts')
-        self.probes[h] = m.get('probes')
-        self.late[h] = m.get('late_us')
-        if m.get('tcp_cc'):
-            self.tcp_cc.add(m['tcp_cc'])
+        """The agent's totals (:class:`Byes`), and the times of its
+        writes where it kept them."""
+        self.byes.add(h, m)
         if m.get('wrote'):
             self.log.write(time.monotonic() - self.t0, 'writes', host=h,
                            wrote={k: round(v - self.t0, 9)
@@ -317,7 +262,8 @@ class Coordinator:
             self.log.write(t_now, 'job_failed', job=j, reason=why)
             self.say('job %s failed: %s' % (j, why))
             self.off_sends += sum(1 for t in self.sends.values()
-                                  if t.job == j and t.id not in self.received)
+                                  if t.job == j
+                                  and t.id not in self.transfers.received)
             self.off_marks += sum(1 for t in self.tasks if t.kind == 'mark'
                                   and t.job == j
                                   and t.id not in self.mark_time)
@@ -348,47 +294,13 @@ class Coordinator:
 
     def _on_start(self, h, m):
         t = self.sends[m['task']]
-        if t.job in self.failed:
-            return
-        self.started[t.id] = (m['ready'], m['t'])
-        a = self.coflow_arrival.get(t.coflow)
-        self.coflow_arrival[t.coflow] = m['ready'] if a is None \
-            else min(a, m['ready'])
-        if t.id in self.early:              # its end was read first
-            self._finished(t, self.early.pop(t.id))
+        if t.job not in self.failed:
+            self.transfers.start(t, m, self.t0)
 
     def _on_recv(self, h, m):
-        """Two agents' messages may cross: a short transfer's end can be
-        read before its start; it is logged when both are known."""
         t = self.sends[m['task']]
-        if t.job in self.failed:
-            return
-        if m.get('first') is not None:
-            self.first_read[t.id] = m['first']
-        if t.id not in self.started:
-            self.early[t.id] = m['t']
-            return
-        self._finished(t, m['t'])
-
-    def _finished(self, t, t_recv):
-        t0 = self.t0
-        ready, start = self.started[t.id]
-        self.recv_done += 1
-        self.received.add(t.id)
-        extra = {} if t.urgency is None else {'ready': ready - t0,
-                                              'urgency': t.urgency}
-        at = self.first_read.pop(t.id, None)
-        if at is not None:
-            extra['first_read'] = round(at - t0, 9)
-        self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
-                       src=t.host, dst=t.dst, bytes=t.bytes,
-                       start=start - t0, **extra)
-        self.coflow_left[t.coflow] -= 1
-        if self.coflow_left[t.coflow] == 0:
-            self.log.write(self.coflow_arrival[t.coflow] - t0, 'coflow',
-                           coflow=t.coflow, job=t.job, iter=t.iter,
-                           bytes=self.plan.coflow_bytes[t.coflow])
-            self.log.write(t_recv - t0, 'coflow_end', coflow=t.coflow)
+        if t.job not in self.failed:
+            self.transfers.recv(t, m, self.t0)
 
     def _on_mark(self, h, m):
         t = self.tasks[m['task']]
@@ -423,6 +335,131 @@ class Coordinator:
         if nxt:
             self.log.write(t - self.t0, 'stage_start', stage=nxt[0].id,
                            group=st.group, jobs=list(nxt[0].jobs))
+
+
+class Transfers:
+    """The plan's transfers as the agents report them, logged as the
+    simulator's flow events: a send's start comes from its sender and its
+    end from its receiver, and the two messages may cross (a short
+    transfer's end can be read before its start); a transfer is logged
+    when both are known, a coflow when its last transfer ends."""
+
+    def __init__(self, plan, sends, log):
+        self.plan, self.log = plan, log
+        self.started = {}                    # send -> (ready, start) abs
+        self.early = {}                      # send -> end read before start
+        self.done = 0
+        self.received = set()
+        # per transfer, the receiver's first read (host clock): which
+        # side a stall is on
+        self.first_read = {}
+        self.coflow_left = {}
+        self.coflow_send = {}                # coflow -> one of its sends
+        for t in sends.values():
+            self.coflow_left[t.coflow] = self.coflow_left.get(t.coflow, 0) + 1
+            self.coflow_send.setdefault(t.coflow, t)
+        self.coflow_arrival = {}
+
+    def start(self, t, m, t0):
+        """A send's start, from its sender."""
+        self.started[t.id] = (m['ready'], m['t'])
+        a = self.coflow_arrival.get(t.coflow)
+        self.coflow_arrival[t.coflow] = m['ready'] if a is None \
+            else min(a, m['ready'])
+        if t.id in self.early:              # its end was read first
+            self._finished(t, self.early.pop(t.id), t0)
+
+    def recv(self, t, m, t0):
+        """A send's end, from its receiver."""
+        if m.get('first') is not None:
+            self.first_read[t.id] = m['first']
+        if t.id not in self.started:
+            self.early[t.id] = m['t']
+            return
+        self._finished(t, m['t'], t0)
+
+    def _finished(self, t, t_recv, t0):
+        ready, start = self.started[t.id]
+        self.done += 1
+        self.received.add(t.id)
+        extra = {} if t.urgency is None else {'ready': ready - t0,
+                                              'urgency': t.urgency}
+        at = self.first_read.pop(t.id, None)
+        if at is not None:
+            extra['first_read'] = round(at - t0, 9)
+        self.log.write(t_recv - t0, 'flow', id=t.id, coflow=t.coflow,
+                       src=t.host, dst=t.dst, bytes=t.bytes,
+                       start=start - t0, **extra)
+        self.coflow_left[t.coflow] -= 1
+        if self.coflow_left[t.coflow] == 0:
+            self.log.write(self.coflow_arrival[t.coflow] - t0, 'coflow',
+                           coflow=t.coflow, job=t.job, iter=t.iter,
+                           bytes=self.plan.coflow_bytes[t.coflow])
+            self.log.write(t_recv - t0, 'coflow_end', coflow=t.coflow)
+
+    def log_open(self, wall, t0):
+        """The coflows a finished transfer did not log: a trace's coflows
+        with no flow across the network (they end as they arrive, as on
+        the simulator) and, when the run stopped early, those that
+        arrived and did not finish (no end: their CCT is unknown)."""
+        for cf, at in sorted(self.plan.instant_coflows.items()):
+            if at <= wall:
+                self.log.write(at, 'coflow', coflow=cf, job=None, iter=None,
+                               bytes=self.plan.coflow_bytes[cf])
+                self.log.write(at, 'coflow_end', coflow=cf)
+        for cf, left in sorted(self.coflow_left.items()):
+            if left and cf in self.coflow_arrival:
+                t = self.coflow_send[cf]
+                self.log.write(self.coflow_arrival[cf] - t0, 'coflow',
+                               coflow=cf, job=t.job, iter=t.iter,
+                               bytes=self.plan.coflow_bytes[cf])
+
+
+class Byes:
+    """What each agent reports as it leaves (its ``bye``): its CPU time
+    (the benchmark's overhead), its connections' TCP retransmissions,
+    retransmission timeouts and time in recovery from them, the time its
+    senders were held by the controller, its host's TCP timeouts and its
+    probes (fidelity diagnostics)."""
+
+    def __init__(self):
+        self.cpu, self.retrans = {}, {}
+        self.retrans_by_conn, self.timeouts = {}, {}
+        self.paused_by_conn = {}
+        self.rto_by_conn = {}
+        self.tcp_cc = set()
+        self.probes, self.late = {}, {}      # per host
+
+    def add(self, h, m):
+        self.cpu[h] = m['cpu_s']
+        self.retrans[h] = m.get('retrans', 0)
+        for cid, n in m.get('retrans_by_conn', {}).items():
+            self.retrans_by_conn['%s#%s' % (h, cid)] = n
+        for cid, v in m.get('paused_by_conn', {}).items():
+            self.paused_by_conn['%s#%s' % (h, cid)] = v
+        for cid, v in m.get('rto_by_conn', {}).items():
+            self.rto_by_conn['%s#%s' % (h, cid)] = v
+        self.timeouts[h] = m.get('timeouts')
+        self.probes[h] = m.get('probes')
+        self.late[h] = m.get('late_us')
+        if m.get('tcp_cc'):
+            self.tcp_cc.add(m['tcp_cc'])
+
+    def tcp_info(self):
+        """run.json's TCP fields."""
+        return {'tcp_retransmits': sum(self.retrans.values()),
+                'tcp_retransmits_by_connection': {
+                    k: n for k, n in sorted(self.retrans_by_conn.items())
+                    if n},
+                'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
+                'tcp_timeouts_by_connection': {
+                    k: v[0] for k, v in sorted(self.rto_by_conn.items())
+                    if v[0]},
+                'tcp_rto_recovery_s_by_connection': {
+                    k: v[1] for k, v in sorted(self.rto_by_conn.items())
+                    if v[0]},
+                'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
+                or None}
 
 
 class Faults:

@@ -21,73 +21,31 @@ starts in forces the numpy path (tests set ``kernels.OFF``).
 :mod:`netsched.sim.kernels` holds the simulator's own kernels, loaded
 the same way.
 """
-import importlib
-import os
 import threading
 
 import numpy as np
 
-# NETSCHED_KERNELS=off, read once: every call would pay for the lookup
-OFF = os.environ.get('NETSCHED_KERNELS', '').lower() in ('off', '0', 'no')
+from ..kernels import F64, I64, OFF, Loaded, plain
 
 _LOCK = threading.Lock()
-
-
-class Loaded:
-    """A built kernel module, imported on first use: ``get()`` gives its
-    (lib, ffi), or None (then ``why_not`` says why)."""
-
-    def __init__(self, name):
-        self.name = name
-        self.pair = None
-        self.tried = False
-        self.why_not = None
-
-    def get(self):
-        if not self.tried:
-            self.tried = True
-            try:
-                mod = importlib.import_module(self.name)
-                self.pair = mod.lib, mod.ffi
-            except ImportError as e:
-                self.why_not = ('%s is not built (%s): install netsched where '
-                                'a C compiler is (tools/bootstrap.sh)'
-                                % (self.name, e))
-        return self.pair
-
-
 _MOD = Loaded('netsched.fluid._kernels')
-why_not = None          # why the numpy path runs, when it does
 
 
 def lib():
     """The built kernels' CFFI lib, or None (then the numpy path runs;
-    why_not says why)."""
-    global why_not
-    if OFF:
-        why_not = 'NETSCHED_KERNELS=off'
-        return None
-    got = _MOD.get()
-    if got is None:
-        why_not = _MOD.why_not
-        return None
-    return got[0]
+    :func:`why_not` says why)."""
+    return _MOD.lib(OFF)
+
+
+def why_not():
+    """Why the numpy path runs, when it does."""
+    return _MOD.why_not
 
 
 def name():
     """What runs the kernels: 'c' where they are built and on, else
     'numpy' (run.json's backend_info records it)."""
     return 'numpy' if lib() is None else 'c'
-
-
-def plain(dtypes, *arrays):
-    """Whether the kernels can take these arrays as they are: contiguous,
-    of one of ``dtypes`` (anything else goes the numpy way)."""
-    return all(isinstance(a, np.ndarray) and a.flags.c_contiguous
-               and a.dtype in dtypes for a in arrays)
-
-
-F64, I64 = (np.float64,), (np.int64,)
 
 
 def maxmin(path_links, flow_path, flow_key, residual, capacity, rel_tol,

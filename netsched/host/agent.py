@@ -292,7 +292,74 @@ class NoController:
         pass
 
 
+class HostSenders:
+    """This host's senders of the jobs that order their own gradient
+    sends (send_order prophet or bytescheduler, host.prophet.Sender): a
+    sender per job (one worker per host), its wake-ups (time, job) and
+    those asked for, and per job what it has not yet been handed (ready
+    Sends, (id, start, end) of sends written whole). ``finish``: the
+    agent's task end times (a backward pass's anchor); ``send(task,
+    ready)``: a released send to its connection's queue."""
+
+    def __init__(self, finish, send):
+        self.finish, self.send = finish, send
+        self.senders, self.wakes, self.woken = {}, [], set()
+        self.batch = {}
+
+    def next_wake(self):
+        """When the first wake-up asked for is due, or None."""
+        return self.wakes[0][0] if self.wakes else None
+
+    def due(self, now):
+        """The wake-ups due by ``now``, then each sender handed what
+        happened, at once (after every timer due: an instant whole)."""
+        while self.wakes and self.wakes[0][0] <= now:
+            w = heapq.heappop(self.wakes)
+            self.woken.discard(w)
+            self.event(w[1], 'wake')
+        if self.batch:
+            self.flush()
+
+    def event(self, job, what, task=None, ready=None, start=None, end=None):
+        """An event for this host's sender of ``job``
+        (host.prophet.Sender: Prophet's or the ByteScheduler-like
+        one, as the send's ``prophet`` field asks; the simulator's driver
+        runs the same):
+        a gradient send ready (at ``ready``), one written whole (from
+        ``start`` to ``end``), or a wake-up it asked for. It joins the
+        sender's batch, handed over by :meth:`flush`."""
+        if job not in self.senders:
+            self.senders[job] = prophet.sender_for(task['prophet'])
+        b = self.batch.setdefault(job, ([], []))
+        if what == 'ready':
+            b[0].append(prophet.Send.of(
+                task.get, ready, self.finish[task['prophet']['anchor']],
+                task))
+        elif what == 'done':
+            b[1].append((task['id'], start, end))
+
+    def flush(self):
+        """Each sender takes in what happened since the last flush at
+        once (sends ready at one instant come off the timer heap one by
+        one, a layer with no backward compute after the layer
+        back-propagated before it); what it releases goes to its
+        connection's queue."""
+        batch, self.batch = self.batch, {}
+        for job, (ready, done) in batch.items():
+            s = self.senders[job]
+            for x in s.update(time.monotonic(), ready, done):
+                self.send(x.task, x.ready)
+            w = s.next_wake()
+            if w is not None and (w, job) not in self.woken:
+                self.woken.add((w, job))
+                heapq.heappush(self.wakes, (w, job))
+
+
 class Agent:
+    """One emulated host's agent: its slice of the plan run against the
+    coordinator's common start, its transfers on its :class:`Transport`,
+    its gradient senders' order its :class:`HostSenders`."""
+
     def __init__(self, sock_path, host):
         self.host = host
         self.ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -374,12 +441,8 @@ class Agent:
                 self.dependents.setdefault(d, []).append(t['id'])
             self.pending[t['id']] = len(t['deps'])
         self.finish = {}
-        # host senders (send_order prophet or bytescheduler): a sender
-        # per job (one worker per host), its wake-ups (time, job) and
-        # those asked for, and per job what it has not yet been handed
-        # (ready Sends, (id, start, end) of sends written whole)
-        self.senders, self.wakes, self.woken = {}, [], set()
-        self.batch = {}
+        self.senders = HostSenders(
+            self.finish, lambda task, ready: self.net.send(task, ready))
         # how late the main loop fired each timer (seconds): this host's
         # CPU against the plan, for the run's fidelity verdict
         self.late = []
@@ -405,12 +468,7 @@ class Agent:
                 self._ready(self.tasks[-1 - tid])
             else:
                 self._done(tid, at)
-        while self.wakes and self.wakes[0][0] <= now:
-            w = heapq.heappop(self.wakes)
-            self.woken.discard(w)
-            self._prophet(w[1], 'wake')
-        if self.batch:           # after every timer due: an instant whole
-            self._flush()
+        self.senders.due(now)
 
     def _started(self, task, ready, start, n):
         """A sender thread began writing a transfer."""
@@ -440,7 +498,7 @@ class Agent:
             heapq.heappush(self.timers, (start + task['dur'], task['id']))
         elif kind == 'send':
             if task.get('prophet'):
-                self._prophet(task['job'], 'ready', task, ready)
+                self.senders.event(task['job'], 'ready', task, ready)
             else:
                 self.net.send(task, ready)
         elif kind == 'mark':
@@ -468,41 +526,6 @@ class Agent:
                   iter=task['iter'], t=ready, start=start + self.t0,
                   drift=drift)
         return start + self.t0
-
-    def _prophet(self, job, what, task=None, ready=None, start=None,
-                 end=None):
-        """An event for this host's sender of ``job``
-        (host.prophet.Sender: Prophet's or the ByteScheduler-like
-        one, as the send's ``prophet`` field asks; the simulator's driver
-        runs the same):
-        a gradient send ready (at ``ready``), one written whole (from
-        ``start`` to ``end``), or a wake-up it asked for. It joins the
-        sender's batch, handed over by :meth:`_flush`."""
-        if job not in self.senders:
-            self.senders[job] = prophet.sender_for(task['prophet'])
-        b = self.batch.setdefault(job, ([], []))
-        if what == 'ready':
-            b[0].append(prophet.Send.of(
-                task.get, ready, self.finish[task['prophet']['anchor']],
-                task))
-        elif what == 'done':
-            b[1].append((task['id'], start, end))
-
-    def _flush(self):
-        """Each sender takes in what happened since the last flush at
-        once (sends ready at one instant come off the timer heap one by
-        one, a layer with no backward compute after the layer
-        back-propagated before it); what it releases goes to its
-        connection's queue."""
-        batch, self.batch = self.batch, {}
-        for job, (ready, done) in batch.items():
-            s = self.senders[job]
-            for x in s.update(time.monotonic(), ready, done):
-                self.net.send(x.task, x.ready)
-            w = s.next_wake()
-            if w is not None and (w, job) not in self.woken:
-                self.woken.add((w, job))
-                heapq.heappush(self.wakes, (w, job))
 
     def _written(self, t, at):
         """A sender thread wrote a transfer's last byte (one dict store:
@@ -572,8 +595,9 @@ class Agent:
             self._due(now)
             timeout = (self.timers[0][0] - time.monotonic()
                        if self.timers else 0.5)
-            if self.wakes:
-                timeout = min(timeout, self.wakes[0][0] - time.monotonic())
+            wake = self.senders.next_wake()
+            if wake is not None:
+                timeout = min(timeout, wake - time.monotonic())
             if progress:
                 if now >= next_progress:
                     self._report_progress(now)
@@ -604,8 +628,8 @@ class Agent:
                 pass                    # reports go out below, when idle
             elif kind == 'sent':        # a host sender's send written whole
                 _, tid, start, end = msg
-                self._prophet(self.tasks[tid]['job'], 'done',
-                              self.tasks[tid], start=start, end=end)
+                self.senders.event(self.tasks[tid]['job'], 'done',
+                                   self.tasks[tid], start=start, end=end)
             else:
                 m = msg[1]
                 if m['op'] == 'release':

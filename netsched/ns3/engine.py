@@ -237,7 +237,15 @@ class Control:
 
 class Engine(Clock):
     """The engine interface the workload drivers use (netsched.sim.engine),
-    over an ns-3 fabric (fabric.Fabric)."""
+    over an ns-3 fabric (fabric.Fabric). Its links' counters are its
+    :class:`PortMeter`.
+
+    It stays one class of over 300 lines on purpose: the transfers in
+    flight (``_active``, ``_by_coflow``, ``_by_send``, ``_waiting``,
+    ``_cancelled``) are one state machine that add_flows, cancel, refresh,
+    the bus's reports (``_take``) and the progress reports all change,
+    and the drivers call it as one engine; split, each part would reach
+    into the others' tables."""
 
     def __init__(self, ns, core, fab, net, log, sample_s=0.1,
                  progress=None):
@@ -263,10 +271,7 @@ class Engine(Clock):
         self.conns = {}               # (src, sport, dst, dport) -> Conn
         self._conn_bytes = {}         # conn key -> bytes queued on it
         self.listeners = {}
-        self._last_bytes = None
-        self._links = sorted(fab.dev, key=lambda k: net.index[k])
-        self.link_bytes = np.zeros(len(self._links))
-        self.peak_util = np.zeros(len(self._links))
+        self.meter = PortMeter(self)
         self._last_delivery = 0.0
 
     # --- the drivers' interface (netsched.sim.engine.Engine's) ----------
@@ -466,7 +471,7 @@ class Engine(Clock):
         driver.start(self)
         bus = self.core.GetBus()
         bus.stop_on_write = True
-        self.background(self.sample_s, self._sample)
+        self.background(self.sample_s, self.meter.sample)
         if 'progress' in self.control.wanted:
             self.background(PROGRESS_S, self._progress_report)
         limit = np.inf if until is None else float(until)
@@ -498,7 +503,7 @@ class Engine(Clock):
                 self.progress(self)
             if self.limit_reached(self.events, log_path):
                 break
-        self._sample(final=True)
+        self.meter.sample(final=True)
         return self.now
 
     def _take(self, bus):
@@ -564,27 +569,42 @@ class Engine(Clock):
         if self.busy():
             self.background(self.now + PROGRESS_S, self._progress_report)
 
-    def _sample(self, final=False):
+
+class PortMeter:
+    """The fabric's port byte counters, read every ``sample_s`` of the
+    engine's time into ``links`` events and the links' peak use."""
+
+    def __init__(self, eng):
+        self.eng = eng
+        self.links = sorted(eng.fab.dev, key=lambda k: eng.net.index[k])
+        self.link_bytes = np.zeros(len(self.links))
+        self.peak_util = np.zeros(len(self.links))
+        self.last_bytes = None
+        self.bin_start = 0.0
+
+    def sample(self, final=False):
         """Link use over the last ``sample_s``: the same ``links`` events
         the emulator's port counters and the simulator's meter give."""
-        now_b = np.array(self.fab.port_bytes(self._links), float)
-        last = self._last_bytes if self._last_bytes is not None \
+        eng = self.eng
+        now_b = np.array(eng.fab.port_bytes(self.links), float)
+        last = self.last_bytes if self.last_bytes is not None \
             else np.zeros_like(now_b)
-        self._last_bytes = now_b
+        self.last_bytes = now_b
         b = now_b - last
         self.link_bytes += b
-        start = getattr(self, '_bin_start', 0.0)
-        dt = self.now - start if final else self.sample_s
+        start = self.bin_start
+        dt = eng.now - start if final else eng.sample_s
         if b.any() and dt > 0:
             nz = np.flatnonzero(b)
-            cap = np.array([self.net.capacity[self.net.index[self._links[i]]]
+            net = eng.net
+            cap = np.array([net.capacity[net.index[self.links[i]]]
                             for i in nz.tolist()])
             util = b[nz] * 8.0 / (cap * dt)
             self.peak_util[nz] = np.maximum(self.peak_util[nz], util)
-            self.log.write(start, 'links', dt=dt, util={
-                self.net.names[self.net.index[self._links[i]]]:
+            eng.log.write(start, 'links', dt=dt, util={
+                net.names[net.index[self.links[i]]]:
                     round(float(u), 6)
                 for i, u in zip(nz.tolist(), util.tolist())})
-        self._bin_start = self.now
-        if not final and self.busy():
-            self.background(self.now + self.sample_s, self._sample)
+        self.bin_start = eng.now
+        if not final and eng.busy():
+            eng.background(eng.now + eng.sample_s, self.sample)

@@ -76,7 +76,7 @@ class CircuitDriver:
         """At every event: a scheduler that decides on jobs is asked again
         when the set of jobs changed."""
         if (self.sched.decides_on == 'jobs' and self.plan is not None
-                and self.plan.jobs.keys() != self.jobs_seen):
+                and self.plan.seen.jobs.keys() != self.jobs_seen):
             self.ask()
 
     def ask(self):
@@ -91,7 +91,7 @@ class CircuitDriver:
         wanted = circ.check_circuits(d.circuits, len(self.tors),
                                      len(self.planes))
         self.decisions += 1
-        self.jobs_seen = set(self.plan.jobs) if self.plan is not None \
+        self.jobs_seen = set(self.plan.seen.jobs) if self.plan is not None \
             else set()
         eng.log.write(eng.now, 'circuit_decision', scheduler=self.name,
                       circuits=self.names(wanted))
@@ -128,7 +128,7 @@ class CircuitDriver:
             eng.net.set_circuits({topo.circuit(*n)
                                   for n in self.names(a.circuits)})
             if self.plan is not None:
-                self.plan.conn_path.clear()    # its cached paths moved
+                self.plan.seen.conn_path.clear()    # its cached paths moved
             eng.reroute()
         live = r.live | a.circuits if a.kind == 'add' else r.live
         eng.log.write(eng.now, 'circuits', step=a.kind,
@@ -165,7 +165,7 @@ class CircuitDriver:
                       np.maximum(fl.a_rem, 0.0))
         if self.plan is not None:
             for c in self.plan.open_coflows:
-                for t in self.plan.unstarted.get(c, {}).values():
+                for t in self.plan.seen.unstarted.get(c, {}).values():
                     d[self.host_tor[t.host], self.host_tor[t.dst]] += t.bytes
         np.fill_diagonal(d, 0.0)
         return d
@@ -177,7 +177,7 @@ class CircuitDriver:
         return {j: circ.JobTraffic(
             j, float(v.arrival), dict(self.pair_bytes.get(j, {})),
             max(int(v.iterations) - int(v.done), 0))
-            for j, v in sorted(self.plan.jobs.items())}
+            for j, v in sorted(self.plan.seen.jobs.items())}
 
 
 class WithCircuits:

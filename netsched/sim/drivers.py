@@ -91,7 +91,10 @@ def _next_send(q):
 class PlanDriver:
     """Executes a workload task graph (netsched.workload) on the engine:
     compute phases are timers, sends are flows queued per connection,
-    marks and barriers are logged."""
+    marks and barriers are logged. What the policy sees of the plan is
+    its :class:`PlanView`, the policy's time shifts its
+    :class:`TimeGrid`, the hosts' own gradient senders its
+    :class:`HostSenders`."""
 
     def __init__(self, plan, send_jitter_s=0.0, seed=0):
         self.plan = plan
@@ -116,50 +119,23 @@ class PlanDriver:
         self.ordered = {t.conn for t in tasks
                         if t.kind == 'send' and t.order is not None}
         self.coflow_left = {}
-        self.unstarted = {}             # coflow -> its sends not yet flows
-        self.conn_path = {}             # connection -> path id
         for t in tasks:
             if t.kind == 'send':
                 self.coflow_left[t.coflow] = self.coflow_left.get(
                     t.coflow, 0) + 1
-                self.unstarted.setdefault(t.coflow, {})[t.id] = t
         self.marks_left = {}
         for t in tasks:
             if t.kind == 'mark':
                 key = (t.job, t.iter)
                 self.marks_left[key] = self.marks_left.get(key, 0) + 1
         self.started_jobs = set()
-        self.jobs = {}                  # job -> JobView, while it runs
-        self.first_sends = {}           # job -> its first iteration's
-        for t in tasks:
-            if t.kind == 'send' and t.iter == 0:
-                self.first_sends.setdefault(t.job, []).append(t)
-        # job -> the coflows of its last planned iteration not yet ended
-        # (a collective job has many; the last one takes it out of view)
-        self.last_coflows = {}
-        for t in tasks:
-            if t.kind == 'send' and t.job is not None and \
-                    t.iter == plan.jobs[t.job].iterations - 1:
-                self.last_coflows.setdefault(t.job, set()).add(t.coflow)
+        self.seen = PlanView(self)
         self.open_coflows = set()
         self.ready_at = {}              # send -> when it became ready
-        # host senders (send_order prophet or bytescheduler): a sender
-        # per (job, host), the tasks whose end begins a backward pass,
-        # when they ended, when a gradient send started, the wake-ups
-        # asked for
-        self.senders = {}
-        self.anchors = {t.prophet['anchor'] for t in tasks
-                        if t.kind == 'send' and t.prophet}
-        self.anchor_at = {}
-        self.sent_at = {}
-        self.wakes = set()
-        # per sender, what happened at this instant and is not yet
-        # handed over: (ready Sends, (id, start, end) of sends done)
-        self.batch = {}
+        self.senders = HostSenders(self, tasks)
+        self.grid = TimeGrid()
         self.done = 0
         self.sent_early = set()         # flows sent, not yet received
-        self.shifts = {}                # job -> (shift, period, tol, max wait)
-        self.aligned = set()            # (job, worker) started on its grid
         self.compute = {}               # host -> its ComputeSpans
         self.stage_of = {st.barrier: st for st in plan.stages}
         self.next_stage = {(st.group, st.index): st for st in plan.stages}
@@ -202,13 +178,13 @@ class PlanDriver:
                               iter=t.iter,
                               bytes=self.plan.coflow_bytes[t.coflow])
                 if t.job is not None and t.iter == 0:
-                    self._job_arrives(t.job)
+                    self.seen.arrives(t.job)
             if t.prophet is not None:
-                self._prophet(t.job, t.host, 'ready', t)
+                self.senders.event(t.job, t.host, 'ready', t)
             else:
-                self._enqueue(t)
+                self.enqueue(t)
         elif t.kind == 'compute':
-            start = self._iteration_start(t)
+            start = self.grid.start(eng, t)
             if t.dur > 0:
                 self.compute.setdefault(t.host, ComputeSpans()).add(
                     (t.job, t.iter), start, start + t.dur)
@@ -220,87 +196,14 @@ class PlanDriver:
             self._done(t)
 
     def set_shifts(self, shifts):
-        """The policy's time shifts (Decision.job_shift: {job: (shift,
-        period, tolerance, max_wait)}): iterations of those jobs start on
-        their grid (host.shifts.gate), as the emulator's agents start
-        them."""
-        shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
-        if shifts != self.shifts:
-            self.aligned = {(j, w) for j, w in self.aligned
-                            if shifts.get(j) == self.shifts.get(j)}
-            self.shifts = shifts
-            self.eng.log.write(self.eng.now, 'shifts', shifts={
-                j: list(v) for j, v in sorted(shifts.items())})
+        """The policy's time shifts (Decision.job_shift): see
+        :meth:`TimeGrid.set`."""
+        self.grid.set(self.eng, shifts)
 
-    def _iteration_start(self, t):
-        """When a compute task starts: now, unless it begins an
-        iteration (a worker's first forward layer) of a job the policy
-        shifts in time; then on the job's grid (logged: a 'gate' event
-        with the wait and the drift)."""
-        eng = self.eng
-        if t.label != 'F0' or t.job not in self.shifts:
-            return eng.now
-        first = (t.job, t.worker) not in self.aligned
-        self.aligned.add((t.job, t.worker))
-        start, drift = gate(eng.now, *self.shifts[t.job], first=first)
-        eng.log.write(eng.now, 'gate', job=t.job, worker=t.worker,
-                      iter=t.iter, start=round(start, 9),
-                      drift=round(drift, 9))
-        return start
-
-    def _enqueue(self, t):
+    def enqueue(self, t):
         self.conn_queue[t.conn].append(t)
         if not self.conn_busy[t.conn]:
             self._send_next(t.conn)
-
-    def _prophet(self, job, host, what, t=None, wake_at=None):
-        """An event for the host sender of ``job`` on ``host``
-        (host.prophet.Sender: Prophet's or the ByteScheduler-like
-        one, as the send's ``prophet`` field asks; the emulator's agents
-        run the same):
-        a gradient send ready (``t``), one done (``t``), or a wake-up it
-        asked for. It joins the sender's batch for this instant, handed
-        over by :meth:`_flush`."""
-        from ..host import prophet
-        eng = self.eng
-        key = (job, host)
-        if key not in self.senders:
-            self.senders[key] = prophet.sender_for(t.prophet)
-        b = self.batch.get(key)
-        if b is None:
-            if not self.batch:
-                # runs after the rest of this instant: the engine ends
-                # flows before it fires timers, and a timer due now was
-                # set before this one (nothing sets one for the instant
-                # it is in)
-                eng.at(eng.now, self._flush)
-            b = self.batch[key] = ([], [])
-        if what == 'ready':
-            b[0].append(prophet.Send.of(
-                lambda k: getattr(t, k), eng.now,
-                self.anchor_at[t.prophet['anchor']], t))
-        elif what == 'done':
-            b[1].append((t.id, self.sent_at.pop(t.id), eng.now))
-        else:
-            self.wakes.discard((key, wake_at))
-
-    def _flush(self):
-        """Each sender takes in its instant's events at once (a
-        gradient's partitions ready together go in its order, not one
-        by one as they were handed over); what it releases joins its
-        connection's queue."""
-        eng = self.eng
-        batch, self.batch = self.batch, {}
-        for key, (ready, done) in batch.items():
-            if key[0] in self.failed:
-                continue
-            s = self.senders[key]
-            for x in s.update(eng.now, ready, done):
-                self._enqueue(x.task)
-            w = s.next_wake()
-            if w is not None and (key, w) not in self.wakes:
-                self.wakes.add((key, w))
-                eng.at(w, self._prophet, key[0], key[1], 'wake', None, w)
 
     def _send_next(self, conn):
         q = self.conn_queue[conn]
@@ -309,7 +212,7 @@ class PlanDriver:
             return
         t = q.pop(_next_send(q) if conn in self.ordered else 0)
         if t.prophet is not None:
-            self.sent_at[t.id] = self.eng.now
+            self.senders.sent_at[t.id] = self.eng.now
         self.conn_busy[conn] = True
         if self.send_jitter_s > 0:
             self.eng.at(self.eng.now + self.rng.uniform(
@@ -318,74 +221,15 @@ class PlanDriver:
             self._start_send(t)
 
     def _start_send(self, t):
-        del self.unstarted[t.coflow][t.id]
+        del self.seen.unstarted[t.coflow][t.id]
         c = self.plan.conns[t.conn]
         self.eng.add_flows([t.host], [t.dst], [t.bytes],
                            self.eng.coflow(t.coflow, self.eng.now, t.job),
                            tags=[t], sport=[c.sport], dport=[c.dport])
 
-    def _path(self, t):
-        p = self.conn_path.get(t.conn)
-        if p is None:
-            k = self.plan.conns[t.conn]
-            p = self.conn_path[t.conn] = self.eng.net.path_id(
-                t.host, t.dst, k.sport, k.dport)
-        return p
-
-    def _job_arrives(self, job):
-        """A job is in the policy's view from its first coflow's arrival
-        until its last planned coflow ends (as the controller sees it):
-        once, at the first of its first iteration's coflows (a collective
-        job has many)."""
-        if job in self.jobs:
-            return
-        jp = self.plan.jobs[job]
-        first = self.first_sends.get(job, [])
-        load = self.eng.net.link_bytes([self._path(t) for t in first],
-                                       [t.bytes for t in first])
-        self.jobs[job] = JobView(
-            job, float(self.eng.now), jp.iterations,
-            bytes_per_iteration=float(jp.bytes_per_iteration),
-            iteration_load=load, group=jp.group,
-            stage_ends=tuple(jp.stage_ends), compute_s=jp.compute_s,
-            first_send_s=jp.first_send_s, pattern=jp.pattern)
-
-    def _job_marked(self, t):
-        """An iteration mark (any worker's): the job's progress and its
-        loss then, as its log reports them."""
-        v = self.jobs.get(t.job)
-        if v is None or t.iter + 1 <= v.done:
-            return
-        done = t.iter + 1
-        self.jobs[t.job] = dataclasses.replace(
-            v, done=done,
-            losses=v.losses + ((done, t.loss, float(self.eng.now)),))
-
     def view(self, coflows, active, clairvoyant):
-        """What the policy sees beyond the flows (sim.rates.snapshot): the
-        jobs, the active flows' urgency and, for clairvoyant policies,
-        the sends of these coflows (engine indices) not yet started."""
-        eng = self.eng
-        tags = eng.flow_tag
-        act = [tags[i] for i in active.tolist()]
-        out = {'jobs': dict(self.jobs),
-               'flow_urgency': _per_send(act, 'urgency'),
-               'flow_position': _per_send(act, 'position')}
-        if not clairvoyant:
-            return out
-        path, cof, size, pend = [], [], [], []
-        for c in coflows.tolist():
-            for t in self.unstarted.get(eng.coflow_names[c], {}).values():
-                path.append(self._path(t))
-                cof.append(c)
-                size.append(float(t.bytes))
-                pend.append(t)
-        out.update(pending_path=np.array(path, np.int64),
-                   pending_coflow=np.array(cof, np.int64),
-                   pending_bytes=np.array(size, float),
-                   pending_urgency=_per_send(pend, 'urgency'),
-                   pending_position=_per_send(pend, 'position'))
-        return out
+        """What the policy sees beyond the flows: :meth:`PlanView.view`."""
+        return self.seen.view(coflows, active, clairvoyant)
 
     def flow_fields(self, ids):
         """The flow events' fields beyond the engine's, per flow: a
@@ -422,7 +266,7 @@ class PlanDriver:
 
     def _sent(self, t):
         if t.prophet is not None:
-            self._prophet(t.job, t.host, 'done', t)
+            self.senders.event(t.job, t.host, 'done', t)
         self._send_next(t.conn)
 
     def fail_host(self, host, reason):
@@ -441,13 +285,14 @@ class PlanDriver:
         self.failed.update(hit)
         for j in hit:
             eng.log.write(eng.now, 'job_failed', job=j, reason=reason)
-            self.jobs.pop(j, None)
+            self.seen.jobs.pop(j, None)
         tags = eng.flow_tag
         eng.cancel(np.array([tags[i] is not None and tags[i].job in hit
                              for i in eng.a_id.tolist()], bool))
         for conn, q in self.conn_queue.items():
             q[:] = [t for t in q if t.job not in self.failed]
-        for sends in self.unstarted.values():    # out of the policy's view
+        # out of the policy's view
+        for sends in self.seen.unstarted.values():
             for tid in [i for i, t in sends.items() if t.job in hit]:
                 del sends[tid]
         busy = {tags[i].conn for i in eng.a_id.tolist()
@@ -470,24 +315,20 @@ class PlanDriver:
             return
         self.finished.add(t.id)
         self.done += 1
-        if t.id in self.anchors:
-            self.anchor_at[t.id] = eng.now
+        if t.id in self.senders.anchors:
+            self.senders.anchor_at[t.id] = eng.now
         if t.kind == 'send':
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:
                 eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
-                last = self.last_coflows.get(t.job)
-                if last is not None and t.coflow in last:
-                    last.discard(t.coflow)
-                    if not last:
-                        self.jobs.pop(t.job, None)     # its last coflow
+                self.seen.coflow_ended(t)
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
             spans = self.compute.get(t.host)
             eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,
                           iter=t.iter, loss=t.loss, host=t.host,
                           compute=spans and spans.pop((t.job, t.iter)))
-            self._job_marked(t)
+            self.seen.marked(t)
             key = (t.job, t.iter)
             self.marks_left[key] -= 1
             if self.marks_left[key] == 0 and t.iter == jp.iterations - 1:
@@ -504,6 +345,214 @@ class PlanDriver:
             self.pending[d] -= 1
             if self.pending[d] == 0:
                 self._ready(self.plan.tasks[d])
+
+
+class PlanView:
+    """What the policy sees of a plan beyond the flows (``view``, read
+    by sim.rates.snapshot): each job from its first coflow's arrival to
+    its last planned coflow's end, the active sends' urgency, and the
+    sends not yet started (for clairvoyant policies and the circuit
+    scheduler's demand)."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.plan = plan = driver.plan
+        self.jobs = {}                  # job -> JobView, while it runs
+        self.unstarted = {}             # coflow -> its sends not yet flows
+        self.conn_path = {}             # connection -> path id
+        self.first_sends = {}           # job -> its first iteration's
+        # job -> the coflows of its last planned iteration not yet ended
+        # (a collective job has many; the last one takes it out of view)
+        self.last_coflows = {}
+        for t in plan.tasks:
+            if t.kind != 'send':
+                continue
+            self.unstarted.setdefault(t.coflow, {})[t.id] = t
+            if t.iter == 0:
+                self.first_sends.setdefault(t.job, []).append(t)
+            if t.job is not None and \
+                    t.iter == plan.jobs[t.job].iterations - 1:
+                self.last_coflows.setdefault(t.job, set()).add(t.coflow)
+
+    def path(self, t):
+        """A send's path id (its connection's, cached)."""
+        p = self.conn_path.get(t.conn)
+        if p is None:
+            k = self.plan.conns[t.conn]
+            p = self.conn_path[t.conn] = self.driver.eng.net.path_id(
+                t.host, t.dst, k.sport, k.dport)
+        return p
+
+    def arrives(self, job):
+        """A job is in the policy's view from its first coflow's arrival
+        until its last planned coflow ends (as the controller sees it):
+        once, at the first of its first iteration's coflows (a collective
+        job has many)."""
+        if job in self.jobs:
+            return
+        jp = self.plan.jobs[job]
+        first = self.first_sends.get(job, [])
+        eng = self.driver.eng
+        load = eng.net.link_bytes([self.path(t) for t in first],
+                                  [t.bytes for t in first])
+        self.jobs[job] = JobView(
+            job, float(eng.now), jp.iterations,
+            bytes_per_iteration=float(jp.bytes_per_iteration),
+            iteration_load=load, group=jp.group,
+            stage_ends=tuple(jp.stage_ends), compute_s=jp.compute_s,
+            first_send_s=jp.first_send_s, pattern=jp.pattern)
+
+    def marked(self, t):
+        """An iteration mark (any worker's): the job's progress and its
+        loss then, as its log reports them."""
+        v = self.jobs.get(t.job)
+        if v is None or t.iter + 1 <= v.done:
+            return
+        done, now = t.iter + 1, float(self.driver.eng.now)
+        self.jobs[t.job] = dataclasses.replace(
+            v, done=done, losses=v.losses + ((done, t.loss, now),))
+
+    def view(self, coflows, active, clairvoyant):
+        """What the policy sees beyond the flows (sim.rates.snapshot): the
+        jobs, the active flows' urgency and, for clairvoyant policies,
+        the sends of these coflows (engine indices) not yet started."""
+        eng = self.driver.eng
+        tags = eng.flow_tag
+        act = [tags[i] for i in active.tolist()]
+        out = {'jobs': dict(self.jobs),
+               'flow_urgency': _per_send(act, 'urgency'),
+               'flow_position': _per_send(act, 'position')}
+        if not clairvoyant:
+            return out
+        path, cof, size, pend = [], [], [], []
+        for c in coflows.tolist():
+            for t in self.unstarted.get(eng.coflow_names[c], {}).values():
+                path.append(self.path(t))
+                cof.append(c)
+                size.append(float(t.bytes))
+                pend.append(t)
+        out.update(pending_path=np.array(path, np.int64),
+                   pending_coflow=np.array(cof, np.int64),
+                   pending_bytes=np.array(size, float),
+                   pending_urgency=_per_send(pend, 'urgency'),
+                   pending_position=_per_send(pend, 'position'))
+        return out
+
+    def coflow_ended(self, t):
+        """A send's coflow has ended: its job leaves the view with its
+        last planned coflow."""
+        last = self.last_coflows.get(t.job)
+        if last is not None and t.coflow in last:
+            last.discard(t.coflow)
+            if not last:
+                self.jobs.pop(t.job, None)
+
+
+class TimeGrid:
+    """Where the policy shifts jobs in time (Decision.job_shift), the
+    iterations of those jobs start on their grid (host.shifts.gate), as
+    the emulator's agents start them."""
+
+    def __init__(self):
+        self.shifts = {}                # job -> (shift, period, tol, max wait)
+        self.aligned = set()            # (job, worker) started on its grid
+
+    def set(self, eng, shifts):
+        """The policy's time shifts ({job: (shift, period, tolerance,
+        max_wait)}), logged where they change."""
+        shifts = {j: tuple(float(x) for x in v) for j, v in shifts.items()}
+        if shifts != self.shifts:
+            self.aligned = {(j, w) for j, w in self.aligned
+                            if shifts.get(j) == self.shifts.get(j)}
+            self.shifts = shifts
+            eng.log.write(eng.now, 'shifts', shifts={
+                j: list(v) for j, v in sorted(shifts.items())})
+
+    def start(self, eng, t):
+        """When a compute task starts: now, unless it begins an
+        iteration (a worker's first forward layer) of a job the policy
+        shifts in time; then on the job's grid (logged: a 'gate' event
+        with the wait and the drift)."""
+        if t.label != 'F0' or t.job not in self.shifts:
+            return eng.now
+        first = (t.job, t.worker) not in self.aligned
+        self.aligned.add((t.job, t.worker))
+        start, drift = gate(eng.now, *self.shifts[t.job], first=first)
+        eng.log.write(eng.now, 'gate', job=t.job, worker=t.worker,
+                      iter=t.iter, start=round(start, 9),
+                      drift=round(drift, 9))
+        return start
+
+
+class HostSenders:
+    """The host senders of a plan's jobs that order their own gradient
+    sends (a send's ``prophet`` field: Prophet's or the ByteScheduler-like
+    one, host.prophet.Sender), one per (job, host), as the emulator's
+    agents run them: they take what happens at an instant in one batch
+    and release sends into the driver's connection queues."""
+
+    def __init__(self, driver, tasks):
+        self.driver = driver
+        self.senders = {}
+        # the tasks whose end begins a backward pass, when they ended,
+        # when a gradient send started, the wake-ups asked for
+        self.anchors = {t.prophet['anchor'] for t in tasks
+                        if t.kind == 'send' and t.prophet}
+        self.anchor_at = {}
+        self.sent_at = {}
+        self.wakes = set()
+        # per sender, what happened at this instant and is not yet
+        # handed over: (ready Sends, (id, start, end) of sends done)
+        self.batch = {}
+
+    def event(self, job, host, what, t=None, wake_at=None):
+        """An event for the host sender of ``job`` on ``host``
+        (host.prophet.Sender: Prophet's or the ByteScheduler-like
+        one, as the send's ``prophet`` field asks; the emulator's agents
+        run the same):
+        a gradient send ready (``t``), one done (``t``), or a wake-up it
+        asked for. It joins the sender's batch for this instant, handed
+        over by :meth:`flush`."""
+        from ..host import prophet
+        eng = self.driver.eng
+        key = (job, host)
+        if key not in self.senders:
+            self.senders[key] = prophet.sender_for(t.prophet)
+        b = self.batch.get(key)
+        if b is None:
+            if not self.batch:
+                # runs after the rest of this instant: the engine ends
+                # flows before it fires timers, and a timer due now was
+                # set before this one (nothing sets one for the instant
+                # it is in)
+                eng.at(eng.now, self.flush)
+            b = self.batch[key] = ([], [])
+        if what == 'ready':
+            b[0].append(prophet.Send.of(
+                lambda k: getattr(t, k), eng.now,
+                self.anchor_at[t.prophet['anchor']], t))
+        elif what == 'done':
+            b[1].append((t.id, self.sent_at.pop(t.id), eng.now))
+        else:
+            self.wakes.discard((key, wake_at))
+
+    def flush(self):
+        """Each sender takes in its instant's events at once (a
+        gradient's partitions ready together go in its order, not one
+        by one as they were handed over); what it releases joins its
+        connection's queue."""
+        eng, driver = self.driver.eng, self.driver
+        batch, self.batch = self.batch, {}
+        for key, (ready, done) in batch.items():
+            if key[0] in driver.failed:
+                continue
+            s = self.senders[key]
+            for x in s.update(eng.now, ready, done):
+                driver.enqueue(x.task)
+            w = s.next_wake()
+            if w is not None and (key, w) not in self.wakes:
+                self.wakes.add((key, w))
+                eng.at(w, self.event, key[0], key[1], 'wake', None, w)
 
 
 class Together:

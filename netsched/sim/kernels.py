@@ -13,30 +13,28 @@ run time. ``NETSCHED_KERNELS=off`` forces the fallback, as for
 import numpy as np
 
 from ..fluid import kernels as fluid_kernels
-from ..fluid.kernels import F64, I64, OFF, Loaded, plain
+from ..kernels import F64, I64, OFF, Loaded, plain
 
 _MOD = Loaded('netsched.sim._kernels')
-why_not = None          # why the fallback runs, when it does
 # the pointer types the kernels take, resolved once (from_buffer's)
 _D = _I = _C = None
 
 
 def lib():
     """The built kernels' CFFI lib, or None (then the callers' own code
-    runs; why_not says why)."""
-    global why_not, _D, _I, _C
-    if OFF:
-        why_not = 'NETSCHED_KERNELS=off'
-        return None
-    got = _MOD.get()
-    if got is None:
-        why_not = _MOD.why_not
-        return None
-    if _D is None:
-        ffi = got[1]
+    runs; :func:`why_not` says why)."""
+    global _D, _I, _C
+    k = _MOD.lib(OFF)
+    if k is not None and _D is None:
+        ffi = _MOD.pair[1]
         _D, _I, _C = (ffi.typeof(t) for t in ('double[]', 'int64_t[]',
                                                'char[]'))
-    return got[0]
+    return k
+
+
+def why_not():
+    """Why the fallback runs, when it does."""
+    return _MOD.why_not
 
 
 def name():

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from netsched.emulator import ovs
+from tests.support import prerequisite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,11 +30,8 @@ def pytest_runtest_setup(item):
     why = missing_prerequisites()
     if not why:
         return
-    msg = 'emulator prerequisites missing: %s (run `make test`, as root)' \
-        % '; '.join(why)
-    if os.environ.get('CI', '').lower() == 'true':
-        pytest.fail(msg, pytrace=False)
-    pytest.skip(msg)
+    prerequisite.missing('emulator prerequisites missing: %s (run `make '
+                         'test`, as root)' % '; '.join(why))
 
 
 def pytest_collection_modifyitems(items):

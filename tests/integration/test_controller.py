@@ -5,7 +5,6 @@ send unmarked; the registered agent is told the same class. Every test
 runs with the app under Ryu and again under os-ken."""
 import importlib
 import json
-import os
 import threading
 import time
 
@@ -15,6 +14,7 @@ from netsched.emulator import measure
 from netsched.control.spec import ControllerSpec
 from netsched.emulator.fabric import Fabric
 from netsched.topology import dumbbell
+from tests.support import prerequisite
 
 from .helpers import leftovers
 
@@ -30,10 +30,8 @@ def fab(request):
     try:
         importlib.import_module(framework.replace('-', '_'))
     except ImportError:
-        msg = '%s is not installed (tools/bootstrap.sh)' % framework
-        if os.environ.get('CI', '').lower() == 'true':
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
+        prerequisite.missing('%s is not installed (tools/bootstrap.sh)'
+                             % framework)
     g = dumbbell(2)
     f = Fabric(ControllerSpec.for_link(g, 20, queues=8, policy='sebf'),
                framework=framework)

@@ -27,6 +27,7 @@ import pytest
 from netsched import topology as topo
 from netsched.control import channel
 from netsched.control.spec import ControllerSpec
+from tests.support import prerequisite
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -43,9 +44,7 @@ def framework_or_skip(name):
     try:
         return importlib.import_module(PACKAGE[name])
     except ImportError as e:
-        if os.environ.get('CI', '').lower() == 'true':
-            pytest.fail('%s is not installed: %s' % (name, e), pytrace=False)
-        pytest.skip('%s is not installed' % name)
+        prerequisite.missing('%s is not installed: %s' % (name, e))
 
 
 @pytest.fixture(scope='module', params=sorted(PACKAGE))

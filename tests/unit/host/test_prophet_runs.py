@@ -110,25 +110,20 @@ def test_the_simulator_and_the_agents_release_the_same_sends(monkeypatch,
             if t['prophet']} == {policy}
     for sender in {c[0] for c in calls}:
         mine = [c for c in calls if c[0] == sender]
-        a = object.__new__(agent_mod.Agent)
-        a.senders, a.wakes, a.woken, a.finish, a.batch = {}, [], set(), \
-            {}, {}
-        a.tasks = tasks
         sent = []
-        a.net = type('Net', (), {'send': lambda self, t, r: sent.append(
-            t['id'])})()
+        a = agent_mod.HostSenders({}, lambda t, r: sent.append(t['id']))
         for _, now, ready, done, out in mine:
             del sent[:]
             for tid, start, end in done:
-                a._prophet(tasks[tid]['job'], 'done', tasks[tid],
-                           start=start, end=end)
+                a.event(tasks[tid]['job'], 'done', tasks[tid],
+                        start=start, end=end)
             for s in ready:
                 a.finish[tasks[s.id]['prophet']['anchor']] = s.backward
-                a._prophet(tasks[s.id]['job'], 'ready', tasks[s.id], s.ready)
+                a.event(tasks[s.id]['job'], 'ready', tasks[s.id], s.ready)
             if not ready and not done:
-                a._prophet(next(iter(a.senders)), 'wake')
+                a.event(next(iter(a.senders)), 'wake')
             monkeypatch.setattr(agent_mod.time, 'monotonic', lambda: now)
-            a._flush()
+            a.flush()
             assert sent == out and not a.batch
         # the agent asked to be woken whenever the simulator woke it
         assert {now for _, now, r, d, _ in mine if not r and not d} <= \

@@ -168,7 +168,8 @@ LAYERS = (
     ('netsched.routing',),
     ('netsched.topology', 'netsched.spec'),
     ('netsched.errors',
-     'netsched.build_kernels'),   # setup.py's, at install: imports no netsched
+     'netsched.build_kernels',    # setup.py's, at install: imports no netsched
+     'netsched.kernels'),         # the built kernels' loader
     ('netsched',),
 )
 # the imports that close a cycle, each for a reason (inside one part)

@@ -60,7 +60,7 @@ def test_the_fields_in_order():
 
 
 @pytest.mark.skipif(kernels.lib() is None,
-                    reason='no compiled kernels: %s' % kernels.why_not)
+                    reason='no compiled kernels: %s' % kernels.why_not())
 def test_c_and_python_lines_are_one_text_and_read_the_same(tmp_path):
     rng = np.random.default_rng(3)
     head = FLOW_LINE.head(round(12.000000123, 9))

@@ -13,8 +13,8 @@ from netsched.sim import kernels as sim_kernels
 
 needs_kernels = pytest.mark.skipif(
     kernels.lib() is None or sim_kernels.lib() is None,
-    reason='no compiled kernels: %s' % (kernels.why_not
-                                        or sim_kernels.why_not))
+    reason='no compiled kernels: %s' % (kernels.why_not()
+                                        or sim_kernels.why_not()))
 
 
 def table(paths):
@@ -284,8 +284,8 @@ def test_kernels_built_where_a_compiler_is():
         pytest.skip('no C compiler')
     if kernels.OFF:
         pytest.skip('NETSCHED_KERNELS=off')
-    assert kernels.lib() is not None, kernels.why_not
-    assert sim_kernels.lib() is not None, sim_kernels.why_not
+    assert kernels.lib() is not None, kernels.why_not()
+    assert sim_kernels.lib() is not None, sim_kernels.why_not()
     assert kernels.name() == sim_kernels.name() == 'c'
 
 

@@ -16,8 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 
 needs_kernels = pytest.mark.skipif(
     kernels.lib() is None or sim_kernels.lib() is None,
-    reason='no compiled kernels: %s' % (kernels.why_not
-                                        or sim_kernels.why_not))
+    reason='no compiled kernels: %s' % (kernels.why_not()
+                                        or sim_kernels.why_not()))
 
 
 def _log(tmp_path, name, path, policy, kernels_off, monkeypatch):

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from tests.support import prerequisite
+
 MB = 2 ** 20
 B = 8 * MB                  # link bit/s: 1 MiB/s
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -13,18 +15,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 def _require():
-    """mlc-chakra is netsched[chakra] (make setup installs it): without
-    it the module skips, except under CI (CI=true), where it fails."""
+    """mlc-chakra is netsched[chakra] (make setup installs it)."""
     try:
         from chakra.schema.protobuf import et_def_pb2  # noqa: F401
-        return
     except ImportError:
-        pass
-    if os.environ.get('CI', '').lower() == 'true':
-        raise RuntimeError('CI: mlc-chakra is missing (make setup installs '
-                           'it); the Chakra tests cannot run')
-    pytest.skip('mlc-chakra is not installed (make setup installs it)',
-                allow_module_level=True)
+        prerequisite.missing('mlc-chakra is not installed (make setup '
+                             'installs it)', module=True)
 
 
 _require()

@@ -229,4 +229,4 @@ def test_a_collective_job_is_in_view_until_its_last_coflow(tmp_path):
     last = {t.coflow for t in plan.tasks
             if t.kind == 'send' and t.iter == 1}
     assert len(last) > 1
-    assert PlanDriver(plan).last_coflows == {'j': last}
+    assert PlanDriver(plan).seen.last_coflows == {'j': last}
