@@ -42,11 +42,64 @@ STALL_S = 120.0
 
 class ReportingPlan(PlanDriver):
     """The plan driver, telling the controller each iteration mark (the
-    agents report them: job progress for JPAS and the job views)."""
+    agents report them: job progress for JPAS and the job views), and
+    holding a connection's next transfer as the agents' senders do
+    (``drain``, the experiment's ``emulator.drain``): one of another
+    coflow in another class (or of a coflow not classed yet) starts only
+    once the connection's earlier transfers are received, not as soon as
+    they are written (host.transport, Transport._drain)."""
 
-    def __init__(self, plan, control, **kw):
+    def __init__(self, plan, control, drain=True, **kw):
         super().__init__(plan, **kw)
         self.control = control
+        control.driver = self
+        self.drain = bool(drain)
+        self.unacked = {}           # connection -> sends written, in flight
+        self.parked = {}            # connection -> the send waiting on them
+
+    def on_flows_sent(self, ids):
+        for i in ids.tolist():
+            t = self.eng.flow_tag[i]
+            self.unacked.setdefault(t.conn, []).append(t)
+        super().on_flows_sent(ids)
+
+    def on_flows_done(self, ids):
+        for i in ids.tolist():
+            t = self.eng.flow_tag[i]
+            u = self.unacked.get(t.conn, [])
+            for j, r in enumerate(u):
+                if r is t:
+                    del u[j]
+                    break
+        super().on_flows_done(ids)
+        self.unpark()
+
+    def _start_send(self, t):
+        if self.drain and self._must_wait(t):
+            self.parked[t.conn] = t
+            return
+        super()._start_send(t)
+
+    def unpark(self):
+        """Start the held transfers that need wait no more (a transfer
+        before them arrived, or their coflow got its class)."""
+        for conn, t in sorted(self.parked.items()):
+            if t.job in self.failed:          # its job failed meanwhile
+                del self.parked[conn]
+            elif not self._must_wait(t):
+                del self.parked[conn]
+                super()._start_send(t)
+
+    def _must_wait(self, t):
+        ctl = self.control
+        if t.id in ctl.send_class:
+            return False
+        k = ctl.coflow_class.get(t.coflow)
+        if k is None and not ctl.waits:
+            k = 0
+        return any(r.coflow != t.coflow and r.id not in ctl.send_class
+                   and (k is None or ctl.coflow_class.get(r.coflow, 0) != k)
+                   for r in self.unacked.get(t.conn, ()))
 
     def _done(self, t):
         failed = t.job in self.failed
@@ -85,6 +138,7 @@ class Control:
         self.decisions = 0
         self.applied = 0
         self.held = False           # the controller is down (faults)
+        self.driver = None          # the plan driver (ReportingPlan)
 
     def register(self, run_id):
         """Every host's registration, as its agent sends it at start."""
@@ -214,6 +268,8 @@ class Control:
             eng.set_rules(rules)
         for fid in sorted(touched):
             eng.refresh(fid)
+        if self.driver is not None:
+            self.driver.unpark()
 
     # --- what a sender applies to a transfer --------------------------
     def dscp_of(self, t):

@@ -100,7 +100,7 @@ def run(exp, log_path, say, bar=None):
                 release_floor=exp.knobs.floor_release)
             ctl.register('ns3-%d' % exp.seed)
             eng.open(plan, seg)
-            driver = ReportingPlan(plan, ctl)
+            driver = ReportingPlan(plan, ctl, drain=exp.knobs.drain)
             if exp.faults:
                 from .faults import schedule
                 schedule(eng, exp.faults, driver)

@@ -14,7 +14,8 @@ to where they act and recorded in run.json and summary.json (``knobs``)::
 
 Where each acts: ``emulator.tcp`` (but ``congestion_control``) and
 ``host_sysctl`` when the fabric sets up its hosts (emulator.interfaces),
-``congestion_control`` and ``drain`` in the agents (their plan),
+``congestion_control`` and ``drain`` in the agents (their plan;
+``drain`` also in the ns-3 backend's senders),
 ``scheduler`` in the controller's scheduler (the fabric description) and
 in the simulator's rate setter (``floor_release``), ``simulator`` in the
 simulator's workload driver. A key that does not act on the backend that
