@@ -232,6 +232,17 @@ class Engine(Clock):
         self.links.close(self.now)
         return self.now
 
+    def release(self):
+        """Drop what ties the engine to its driver (the driver, its
+        timers, the rate setter's callbacks) once the run is over: the
+        driver refers to the engine, so with these kept the whole run
+        (a plan's every task) could be freed only by the garbage
+        collector, not as soon as the last reference goes."""
+        self.driver = None
+        self._timers.clear()
+        self._background = 0
+        self.rates.on_shifts = self.rates.on_classes = None
+
     def _next_event_s(self):
         """When the next event is (s; inf when there is none)."""
         keep = len(self._timers) > self._background or len(self.table.a_id)

@@ -130,6 +130,7 @@ def simulate(exp, log_path, say, bar=None):
                       why='timeout_s %g reached' % exp.timeout_s)
         log.write(eng.now, 'run_end', events=eng.events,
                   decisions=eng.decisions)
+    eng.release()
     return {'events': eng.events, 'decisions': eng.decisions,
             'allocations': eng.allocations, 'kernels': kernels.name()}
 
