@@ -105,20 +105,25 @@ class Clock:
             fn(*args)
 
 
+def _no_route(eng, e):
+    """A flow the router finds no path for (routing.path's ValueError
+    ``e``: links down leave no valley-free path; workload.faults refuses
+    such fault sets, so this is a fabric the checks did not foresee)
+    ends the run with a line that says so and when, not a traceback."""
+    if 'cannot reach' not in str(e):
+        raise e
+    down = sorted(getattr(eng.net, 'down', ()) or ())
+    raise NetschedError('at t=%.6f s: %s with %s down: no route'
+                        % (eng.now, e, ', '.join(down) or 'no link'))
+
+
 @contextlib.contextmanager
 def _routes(eng):
-    """A flow the router finds no path for (routing.path's ValueError:
-    links down leave no valley-free path; workload.faults refuses such
-    fault sets, so this is a fabric the checks did not foresee) ends the
-    run with a line that says so and when, not a traceback."""
+    """:func:`_no_route` around a block."""
     try:
         yield
     except ValueError as e:
-        if 'cannot reach' not in str(e):
-            raise
-        down = sorted(getattr(eng.net, 'down', ()) or ())
-        raise NetschedError('at t=%.6f s: %s with %s down: no route'
-                            % (eng.now, e, ', '.join(down) or 'no link'))
+        _no_route(eng, e)
 
 
 class Engine(Clock):
@@ -189,9 +194,13 @@ class Engine(Clock):
                   dport=None):
         """Start flows now. src/dst: host names; size: bytes; coflow: one
         coflow index or one per flow. Returns their ids."""
-        with _routes(self):
+        # not _routes: a plan starts its sends one by one, and a context
+        # manager would cost more than the table's start
+        try:
             ids = self.table.start(src, dst, size, coflow, self.now,
                                    tags=tags, sport=sport, dport=dport)
+        except ValueError as e:
+            _no_route(self, e)
         if len(ids):
             self.rates.flows_started()
         return ids
