@@ -81,8 +81,7 @@ def one(case, arg):
         def say(m):
             if m.endswith('connections'):          # the plan is built
                 marks['plan'] = (time.monotonic(), time.process_time())
-        out, s = run.execute(exp, os.path.join(tmp, 'run'), say=say,
-                             plots=False)
+        out, s = run.execute(exp, os.path.join(tmp, 'run'), say=say)
         wall, cpu = time.monotonic() - t0, time.process_time() - c0
         with open(os.path.join(out, 'run.json')) as f:
             rj = json.load(f)

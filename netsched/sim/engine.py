@@ -105,21 +105,26 @@ class Clock:
             fn(*args)
 
 
+def _no_route(eng, e):
+    """A flow the router finds no path for (routing.path's ValueError
+    ``e``: links down leave no valley-free path; workload.faults refuses
+    fault sets that strand a job's or a trace's pairs, so this is traffic
+    the checks did not foresee) ends the run with a line that says so and
+    when, not a traceback."""
+    if 'cannot reach' not in str(e):
+        raise e
+    down = sorted(getattr(eng.net, 'down', ()) or ())
+    raise NetschedError('at t=%.6f s: %s with %s down: no route'
+                        % (eng.now, e, ', '.join(down) or 'no link'))
+
+
 @contextlib.contextmanager
 def _routes(eng):
-    """A flow the router finds no path for (routing.path's ValueError:
-    links down leave no valley-free path; workload.faults refuses fault
-    sets that strand a job's or a trace's pairs, so this is traffic the
-    checks did not foresee) ends the run with a line that says so and
-    when, not a traceback."""
+    """:func:`_no_route` around a block."""
     try:
         yield
     except ValueError as e:
-        if 'cannot reach' not in str(e):
-            raise
-        down = sorted(getattr(eng.net, 'down', ()) or ())
-        raise NetschedError('at t=%.6f s: %s with %s down: no route'
-                            % (eng.now, e, ', '.join(down) or 'no link'))
+        _no_route(eng, e)
 
 
 class Engine(Clock):
@@ -190,9 +195,13 @@ class Engine(Clock):
                   dport=None):
         """Start flows now. src/dst: host names; size: bytes; coflow: one
         coflow index or one per flow. Returns their ids."""
-        with _routes(self):
+        # not _routes: a plan starts its sends one by one, and a context
+        # manager would cost more than the table's start
+        try:
             ids = self.table.start(src, dst, size, coflow, self.now,
                                    tags=tags, sport=sport, dport=dport)
+        except ValueError as e:
+            _no_route(self, e)
         if len(ids):
             self.rates.flows_started()
         return ids
@@ -240,6 +249,17 @@ class Engine(Clock):
                 break
         self.links.close(self.now)
         return self.now
+
+    def release(self):
+        """Drop what ties the engine to its driver (the driver, its
+        timers, the rate setter's callbacks) once the run is over: the
+        driver refers to the engine, so with these kept the whole run
+        (a plan's every task) could be freed only by the garbage
+        collector, not as soon as the last reference goes."""
+        self.driver = None
+        self._timers.clear()
+        self._background = 0
+        self.rates.on_shifts = self.rates.on_classes = None
 
     def _next_event_s(self):
         """When the next event is (s; inf when there is none)."""

@@ -29,6 +29,10 @@ ACTIVE = ('a_id', 'a_path', 'a_cof', 'a_rem', 'a_rate', 'a_start', 'a_key',
           'a_explicit')
 
 
+# a started flow's row until it joins (FlowTable._new)
+ROW = ('path', 'coflow', 'src', 'dst', 'size', 'start', 'sport', 'dport')
+
+
 def _active(name):
     """An active array as an attribute of FlowTable: flows started since
     it was last read join it first (FlowTable._flush)."""
@@ -55,8 +59,10 @@ class FlowTable:
         self.net, self.coflows = net, coflows
         self.rel_tol, self.resolution_s = rel_tol, resolution_s
         self._pending = 0                  # flows started, not yet joined
-        self._new = {k: [] for k in ('path', 'coflow', 'src', 'dst',
-                                     'size', 'start', 'sport', 'dport')}
+        # their rows, (path, coflow, src, dst, size, start, sport, dport):
+        # a tuple per flow rather than a list per column, as a plan
+        # starts its sends one by one
+        self._new = []
         self._record = Columns(path=np.int64, coflow=np.int64, src=np.int64,
                                dst=np.int64, size=np.float64,
                                start=np.float64, sport=np.int64,
@@ -120,15 +126,8 @@ class FlowTable:
         # joined to the record and the active arrays when they are next
         # read (_flush): a workload that starts its flows one by one
         # (a plan's sends) would otherwise copy every array per flow
-        p = self._new
-        p['path'].extend(paths.tolist())
-        p['coflow'].extend(cof)
-        p['src'].extend(si)
-        p['dst'].extend(di)
-        p['size'].extend(size)
-        p['start'].extend([now_s] * n)
-        p['sport'].extend(sport)
-        p['dport'].extend(dport)
+        self._new.extend(zip(paths.tolist(), cof, si, di, size,
+                             [now_s] * n, sport, dport))
         return np.arange(first, first + n)
 
     def _start_one(self, src, dst, size_bytes, coflow, now_s, tags, sport,
@@ -147,15 +146,8 @@ class FlowTable:
         self._pending += 1
         self.tags.append(tags[0] if tags is not None else None)
         self.coflows.active_flows[c] += 1
-        hi, p = self.host_index, self._new
-        p['path'].append(pid)
-        p['coflow'].append(c)
-        p['src'].append(hi[src])
-        p['dst'].append(hi[dst])
-        p['size'].append(size)
-        p['start'].append(now_s)
-        p['sport'].append(sp)
-        p['dport'].append(dp)
+        hi = self.host_index
+        self._new.append((pid, c, hi[src], hi[dst], size, now_s, sp, dp))
         return np.arange(first, first + 1)
 
     def _flush(self):
@@ -163,12 +155,13 @@ class FlowTable:
         the order they were made (np.r_ per start gave the same)."""
         if not self._pending:
             return
-        n, p = self._pending, self._new
-        self._pending, self._new = 0, {k: [] for k in p}
+        n, rows = self._pending, self._new
+        self._pending, self._new = 0, []
         self.changes += 1
         self.joins += 1
         new = {k: np.array(v, np.float64 if k in ('size', 'start')
-                           else np.int64) for k, v in p.items()}
+                           else np.int64)
+               for k, v in zip(ROW, zip(*rows))}
         ids = np.arange(self._record.n, self._record.n + n)
         self._record.append(**new)
         col = self.__dict__

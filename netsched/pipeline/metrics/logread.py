@@ -3,6 +3,7 @@ iterations, coflows, stages, flows and the links' samples, as both
 backends write them (netsched.events); and the check of each event's
 shape (check_log).
 """
+import gc
 import operator
 from collections.abc import Mapping
 
@@ -364,7 +365,15 @@ def from_log(path, cut=None):
                 yield e
                 if e['ev'] not in RUN_EVENTS and n > seen[0]:
                     seen[:] = n, e['ev']
-    return compute(items(), last=lambda: seen[1])
+    # the collector paused: reading a long log makes an object per event
+    # and keeps them, so its collections meanwhile free nothing
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return compute(items(), last=lambda: seen[1])
+    finally:
+        if was:
+            gc.enable()
 
 
 def check_log(path):
