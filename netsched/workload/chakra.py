@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 
 from . import collectives
+from .plan import JobPlan, Plan, compute_factors
 from ..errors import ConfigError, PrerequisiteError
 
 # the all-reduce algorithms a trace's ALL_REDUCE nodes may run as
@@ -474,15 +475,14 @@ class _Trace:
 def job(plan, spec, jid, arrival, placed, loss, iterations, seed=0):  # noqa: C901 (one branch per node kind)
     """Add a Chakra job's tasks (the module's docstring); returns its
     JobPlan."""
-    from . import taskgraph
     tr = read(spec.chakra)
     p = len(tr.ranks)
     hosts = tuple(placed[:p])
-    jp = taskgraph.JobPlan(jid, spec.model, 'chakra', hosts, (), iterations,
+    jp = JobPlan(jid, spec.model, 'chakra', hosts, (), iterations,
                            arrival, loss, 0, 0)
     plan.jobs[jid] = jp
     scale = spec.compute_scale
-    factor = taskgraph.compute_factors(spec, jid, iterations, seed)
+    factor = compute_factors(spec, jid, iterations, seed)
     jp.compute_s = max(sum(n.dur_s for n in nodes if n.kind == 'compute')
                        for nodes in tr.ranks) * scale
     jp.first_send_s = tr.first_comm_s * scale
@@ -582,8 +582,7 @@ def counts(spec):
     """(tasks, sends, bytes sent, the most bytes one rank sends, compute
     of the busiest rank in s) of one iteration, on a plan built on
     stand-in hosts (workload.bounds)."""
-    from . import taskgraph
-    plan = taskgraph.Plan()
+    plan = Plan()
     hosts = ['h%d' % i for i in range(spec.workers)]
     job(plan, spec, 'estimate', 0.0, hosts, (1.0, 1.0, 0.0), 1)
     return plan.send_totals() + (plan.jobs['estimate'].compute_s,)

@@ -42,6 +42,7 @@ micro-batches.
 from dataclasses import dataclass
 
 from . import collectives
+from .plan import JobPlan, compute_factors, urgencies_from
 from ..errors import ConfigError
 
 # a job's keys this module reads (pipeline.experiment)
@@ -309,17 +310,16 @@ def job(plan, spec, jid, model, arrival, placed, loss, iterations,
         group=None, gates=None, stage_ends=(), seed=0):
     """Add a collective job's tasks (see the module's docstring);
     returns its JobPlan."""
-    from . import taskgraph
     par = spec.collective
     N = spec.workers
     workers = tuple(placed[:N])
-    jp = taskgraph.JobPlan(jid, model.name, 'collective', workers, (),
+    jp = JobPlan(jid, model.name, 'collective', workers, (),
                            iterations, arrival, loss, 0, model.bytes, group,
                            stage_ends=tuple(stage_ends))
     plan.jobs[jid] = jp
     gates = gates or {}
     b = _Job(plan, spec, jid, model, workers,
-             taskgraph.compute_factors(spec, jid, iterations, seed))
+             compute_factors(spec, jid, iterations, seed))
     tp, pp, m = par.tp, par.pp, par.micro_batches
     layers = model.layers
     cuts = stages(model, pp)
@@ -329,7 +329,7 @@ def job(plan, spec, jid, model, arrival, placed, loss, iterations,
     cap = spec.bucket_mb * 2 ** 20
     stage_buckets = [buckets(model, a, e, cap) for a, e in cuts]
     jp.buckets = tuple(bk[2] for sb in stage_buckets for bk in sb)
-    start_u = taskgraph.urgencies_from(model.tensors(), model.bytes)
+    start_u = urgencies_from(model.tensors(), model.bytes)
     layer_u = {}
     for ti, (li, _) in enumerate(model.tensors()):
         layer_u.setdefault(li, float(start_u[ti]))
