@@ -25,12 +25,6 @@ scheduler from outside the package is named by module path
 from .base import (CircuitDecision, CircuitScheduler,  # noqa: F401
                    CircuitSnapshot, JobTraffic, check_circuits)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
-
-MODULES = ('none', 'static', 'matching', 'osdl')
-
-
-def load_all():
-    """Import every scheduler module (each registers itself)."""
-    import importlib
-    for m in MODULES:
-        importlib.import_module('.' + m, __name__)
+# every built-in module, so that the registry is whole once the package
+# is imported (each registers its schedulers on import)
+from . import matching, none, osdl, static  # noqa: F401

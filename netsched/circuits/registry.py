@@ -21,9 +21,7 @@ def make(name, params=None, where='circuits'):
     ``package.module:ClassName``), with its parameters checked
     (spec.make: an unknown name or parameter, or a bad value, is a
     ConfigError naming it and ``where`` it was asked for)."""
-    from . import load_all
     from .base import CircuitScheduler
-    load_all()
     return spec.make(REGISTRY, 'circuit scheduler', name, params, where,
                      CircuitScheduler, GROUP)
 
@@ -39,8 +37,6 @@ def catalogue(where='netsched policies'):
     """Every circuit scheduler a name reaches: [(name, origin, instance
     with default parameters, or the ConfigError making it raised)],
     built-ins first, then entry points, each by name."""
-    from . import load_all
-    load_all()
     return spec.catalogue(REGISTRY, 'circuit scheduler', GROUP, make, where)
 
 

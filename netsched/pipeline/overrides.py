@@ -132,8 +132,6 @@ def apply(d, sets, policy=None, where='--set'):
     """A copy of mapping ``d`` with every (path, value) of ``sets`` set.
     ``policy``: the --policy override, for ``policy_params.KEY``."""
     from .. import policies
-    from ..policies import load_all
-    load_all()
     if not isinstance(d, dict):
         raise ConfigError('%s: the experiment is not a mapping' % where)
     out = copy.deepcopy(d)

@@ -24,14 +24,8 @@ from .base import (PARTITIONS, Decision, JobView, Policy,  # noqa: F401
                    flow_priority, one_capacity, stable_classes,
                    urgency_class, with_flow_classes)
 from .registry import REGISTRY, make, parse_spec, register  # noqa: F401
-
-MODULES = ('fair', 'fifo', 'varys', 'aalo', 'sincronia', 'p3', 'geryon',
-           'tensorexpress', 'jpas', 'beamer', 'cassini', 'prophet',
-           'fifolm', 'las')
-
-
-def load_all():
-    """Import every policy module (each registers its policies)."""
-    import importlib
-    for m in MODULES:
-        importlib.import_module('.' + m, __name__)
+# every built-in module, so that the registry is whole once the package
+# is imported (each registers its policies on import)
+from . import (aalo, beamer, cassini, fair, fifo, fifolm, geryon,  # noqa: F401
+               jpas, las, p3, prophet, sincronia, tensorexpress,
+               varys)

@@ -22,9 +22,7 @@ def make(name, params=None, where='policy'):
     (spec.make; a yes/no or one-of parameter by :func:`declared`). A
     policy from outside the package has each decision checked as it
     leaves decide() (:class:`CheckedDecide`)."""
-    from . import load_all
     from .base import Policy
-    load_all()
     cls = spec.resolve(REGISTRY, 'policy', name, where, Policy, GROUP)
     params = declared(cls, name, params, where)
     obj = spec.make(REGISTRY, 'policy', name, params, where, Policy, GROUP)
@@ -111,8 +109,6 @@ def catalogue(where='netsched policies'):
     parameters, or the ConfigError that making it raised)], built-ins
     first, then entry points, each by name. An entry point that fails to
     load is listed with its error rather than hiding the others."""
-    from . import load_all
-    load_all()
     return spec.catalogue(REGISTRY, 'policy', GROUP, make, where)
 
 

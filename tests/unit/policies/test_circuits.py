@@ -475,7 +475,6 @@ def test_spec_with_parameters():
 
 
 def test_registry_knows_the_schedulers():
-    circuits.load_all()
     assert {'none', 'matching', 'osdl'} <= set(circuits.REGISTRY)
     assert circuits.make('matching').decides_on == 'period'
     assert circuits.make('osdl').decides_on == 'jobs'

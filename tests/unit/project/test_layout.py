@@ -172,19 +172,6 @@ LAYERS = (
      'netsched.kernels'),         # the built kernels' loader
     ('netsched',),
 )
-# the imports that close a cycle, each for a reason (inside one part)
-CYCLES = {
-    ('netsched.policies.registry', 'netsched.policies'):
-        'a lookup loads every policy module first (policies.load_all)',
-    ('netsched.circuits.registry', 'netsched.circuits'):
-        'a lookup loads every scheduler module first (circuits.load_all)',
-    ('netsched.workload.parallelism', 'netsched.workload.taskgraph'):
-        "taskgraph hands a collective job to parallelism, which builds it "
-        "into taskgraph's plan",
-    ('netsched.workload.chakra', 'netsched.workload.taskgraph'):
-        "taskgraph hands a Chakra trace's job to chakra, which builds it "
-        "into taskgraph's plan",
-}
 
 
 def edges(name, path):
@@ -253,10 +240,8 @@ def test_imports_go_down_the_layers():
 
 def test_no_import_cycles():
     """Over every module of the package, function-local imports
-    included, but for the few imports CYCLES names."""
-    g = {a: {b for b in bs if (a, b) not in CYCLES}
-         for a, bs in GRAPH.items()}
-    assert all(b in GRAPH.get(a, ()) for a, b in CYCLES), 'stale CYCLES'
+    included."""
+    g = GRAPH
     state, cycle = {}, []
 
     def visit(a, path):
