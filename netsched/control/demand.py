@@ -97,6 +97,24 @@ def _each(host, what, items, read):
     return out
 
 
+def _job_meta(host, job, m):
+    """What a host registered of job ``job``, checked and typed."""
+    try:
+        return {'iterations': int(m['iterations']),
+                'bytes_per_iteration': _finite(
+                    m['bytes_per_iteration'], 'bytes_per_iteration'),
+                'group': m.get('group'),
+                'stage_ends': tuple(int(x)
+                                    for x in m.get('stage_ends', ())),
+                'compute_s': _optional(m.get('compute_s')),
+                'first_send_s': _optional(m.get('first_send_s')),
+                'pattern': _pattern(m.get('pattern'))}
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        raise NetschedError('register %s: job %r: bad description '
+                            '(%s: %s)' % (host, job, type(e).__name__,
+                                           e))
+
+
 class Demand:
     """The agents' reports kept as the scheduler's view of the demand
     (the module docstring says what), from which each decision's policy
@@ -149,7 +167,7 @@ class Demand:
         if not isinstance(jobs or {}, dict):
             raise NetschedError('register %s: jobs must be a mapping, got '
                                 '%r' % (host, jobs))
-        meta = {str(j): self._job_meta(host, j, m)
+        meta = {str(j): _job_meta(host, j, m)
                 for j, m in (jobs or {}).items()}
         self.job_meta.update(meta)
         for j in list(meta) + [t.job for t in plan]:
@@ -173,22 +191,6 @@ class Demand:
                 self.first_sends.setdefault(t.job, []).append(t)
         self.hosts.add(host)
 
-    @staticmethod
-    def _job_meta(host, job, m):
-        try:
-            return {'iterations': int(m['iterations']),
-                    'bytes_per_iteration': _finite(
-                        m['bytes_per_iteration'], 'bytes_per_iteration'),
-                    'group': m.get('group'),
-                    'stage_ends': tuple(int(x)
-                                        for x in m.get('stage_ends', ())),
-                    'compute_s': _optional(m.get('compute_s')),
-                    'first_send_s': _optional(m.get('first_send_s')),
-                    'pattern': _pattern(m.get('pattern'))}
-        except (KeyError, TypeError, ValueError, OverflowError) as e:
-            raise NetschedError('register %s: job %r: bad description '
-                                '(%s: %s)' % (host, job, type(e).__name__,
-                                               e))
     def _conn(self, host, c):
         dst = self.by_ip.get(c.get('dst_ip'))
         if dst is None:

@@ -31,6 +31,30 @@ from .fabric import Fabric
 from .links import LinkSampler
 
 
+def agent_plan(exp, fab, plan, h, hosts):
+    """The plan message agent ``h`` is handed: its own tasks, the sends
+    it receives, its connections, its jobs' registrations, where to
+    listen and report, and the measuring knobs it applies
+    (pipeline.knobs)."""
+    g = fab.g
+    mine = [t.to_dict() for t in plan.tasks if t.host == h]
+    incoming = [{'id': t.id} for t in plan.tasks
+                if t.kind == 'send' and t.dst == h]
+    mine_jobs = {t['job'] for t in mine if t['job'] is not None}
+    jobs = {j: jp.registered()
+            for j, jp in plan.jobs.items() if j in mine_jobs}
+    return {'op': 'plan', 'host': h, 'ip': g.nodes[h]['ip'],
+            'scale': exp.scale, 'queues': fab.queues,
+            'tasks': mine, 'incoming': incoming,
+            'conns': plan.conns_of(g, h), 'jobs': jobs,
+            'n_in': sum(1 for c in plan.conns if c.dst == h),
+            'listen_port': taskgraph.AGENT_PORT,
+            'controller': fab.socket_path if fab.policy else None,
+            'run': fab.run_id,
+            'tcp_cc': exp.knobs.congestion_control,
+            'drain': exp.knobs.drain,
+            'probe': monitor.probe_plan(g, plan, h, hosts)}
+
 
 class Coordinator:
     """One experiment's plan on the agents of ``pool`` (running on the
@@ -74,25 +98,7 @@ class Coordinator:
 
     # --- set-up ---------------------------------------------------------
     def slice_for(self, h):
-        g = self.fab.g
-        mine = [t.to_dict() for t in self.tasks if t.host == h]
-        incoming = [{'id': t.id} for t in self.sends.values() if t.dst == h]
-        conns = self.plan.conns_of(g, h)
-        mine_jobs = {t['job'] for t in mine if t['job'] is not None}
-        jobs = {j: jp.registered()
-                for j, jp in self.plan.jobs.items() if j in mine_jobs}
-        return {'op': 'plan', 'host': h, 'ip': g.nodes[h]['ip'],
-                'scale': self.exp.scale, 'queues': self.fab.queues,
-                'tasks': mine, 'incoming': incoming, 'conns': conns,
-                'jobs': jobs,
-                'n_in': sum(1 for c in self.plan.conns if c.dst == h),
-                'listen_port': taskgraph.AGENT_PORT,
-                'controller': self.fab.socket_path if self.fab.policy
-                else None, 'run': self.fab.run_id,
-                # measuring knobs the agents apply (pipeline.knobs)
-                'tcp_cc': self.exp.knobs.congestion_control,
-                'drain': self.exp.knobs.drain,
-                'probe': monitor.probe_plan(g, self.plan, h, self.hosts)}
+        return agent_plan(self.exp, self.fab, self.plan, h, self.hosts)
 
     def start_agents(self, out_dir=None):
         """Launch the agents in their hosts (or, without ``out_dir``,
