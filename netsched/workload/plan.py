@@ -91,7 +91,7 @@ class JobPlan:
 
     def registered(self):
         """What a job's agents tell the controller of it at registration
-        (control.demand.Demand._job_meta reads it)."""
+        (control.demand._job_meta reads it)."""
         return {'iterations': self.iterations,
                 'bytes_per_iteration': self.bytes_per_iteration,
                 'group': self.group, 'stage_ends': list(self.stage_ends),

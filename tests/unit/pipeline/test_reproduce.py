@@ -262,3 +262,19 @@ def test_a_tiny_study_end_to_end(tmp_path):
                          capture_output=True, text=True, cwd=ROOT,
                          timeout=300)
     assert rep.returncode == 0, rep.stderr
+
+
+def test_an_interval_narrower_than_the_table_shows_says_so():
+    """Beamer against Sincronia with the full order moved 0.03% with the
+    seed: printed as '1.262x (1.262-1.262)' it would hide why; ratios of
+    exactly 1 on every seed are the arms running alike."""
+    def r(s, lo, hi):
+        return {'speedup': s, 'low': lo, 'high': hi}
+    assert reproduce.cell(r(1.2621, 1.26185, 1.26232)) == \
+        '1.262x (the same on every seed)'
+    assert reproduce.alike(r(1.2621, 1.2614, 1.2627)) is None
+    assert reproduce.cell(r(1.2621, 1.2614, 1.2627)) == \
+        '1.262x (1.261-1.263)'
+    assert reproduce.alike(r(1.0, 1.0, 1.0)) == 'same'
+    # arms that differ by less than the decimals shown are not alike
+    assert reproduce.alike(r(1.0002, 1.0001, 1.0003)) == 'constant'

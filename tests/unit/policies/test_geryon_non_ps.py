@@ -96,9 +96,9 @@ def test_the_simulator_and_the_plan_give_the_job_its_pattern():
     jp = taskgraph.JobPlan.__dataclass_fields__
     assert 'pattern' in jp
     reg = {'iterations': 1, 'bytes_per_iteration': 1.0, 'pattern': 'ring'}
-    from netsched.control.demand import Demand
-    assert Demand._job_meta('h', 'j', reg)['pattern'] == 'ring'
-    assert Demand._job_meta('h', 'j', dict(reg, pattern=None))[
+    from netsched.control.demand import _job_meta
+    assert _job_meta('h', 'j', reg)['pattern'] == 'ring'
+    assert _job_meta('h', 'j', dict(reg, pattern=None))[
         'pattern'] is None
     with pytest.raises(Exception, match='pattern must be a name'):
-        Demand._job_meta('h', 'j', dict(reg, pattern=3))
+        _job_meta('h', 'j', dict(reg, pattern=3))
