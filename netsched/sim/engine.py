@@ -34,6 +34,7 @@ from .flows import FlowTable
 from .links import LinkMeter
 from .rates import RateSetter
 from . import kernels
+from .. import routing
 from ..errors import NetschedError
 from ..events import FLOW_LINE
 
@@ -105,13 +106,14 @@ class Clock:
             fn(*args)
 
 
-def _no_route(eng, e):
-    """A flow the router finds no path for (routing.path's ValueError
-    ``e``: links down leave no valley-free path; workload.faults refuses
-    fault sets that strand a job's or a trace's pairs, so this is traffic
-    the checks did not foresee) ends the run with a line that says so and
-    when, not a traceback."""
-    if 'cannot reach' not in str(e):
+def no_route(eng, e):
+    """A flow the router finds no path for (routing.NoRoute ``e``:
+    links down leave no valley-free path; workload.faults refuses fault
+    sets that strand a job's or a trace's pairs, so this is traffic the
+    checks did not foresee) ends the run with a line that says so and
+    when, not a traceback; any other ValueError is a bug and goes on.
+    The ns-3 engine ends its runs with the same line."""
+    if not isinstance(e, routing.NoRoute):
         raise e
     down = sorted(getattr(eng.net, 'down', ()) or ())
     raise NetschedError('at t=%.6f s: %s with %s down: no route'
@@ -119,12 +121,12 @@ def _no_route(eng, e):
 
 
 @contextlib.contextmanager
-def _routes(eng):
-    """:func:`_no_route` around a block."""
+def route_errors(eng):
+    """:func:`no_route` around a block."""
     try:
         yield
     except ValueError as e:
-        _no_route(eng, e)
+        no_route(eng, e)
 
 
 class Engine(Clock):
@@ -167,7 +169,7 @@ class Engine(Clock):
         """The network's routes changed (``net.set_circuits``): every
         active flow takes its path anew, and where one moved the policy
         decides again over the new paths (as when flows start)."""
-        with _routes(self):
+        with route_errors(self):
             moved = self.table.reroute()
         if moved:
             self.rates.flows_started()
@@ -195,13 +197,13 @@ class Engine(Clock):
                   dport=None):
         """Start flows now. src/dst: host names; size: bytes; coflow: one
         coflow index or one per flow. Returns their ids."""
-        # not _routes: a plan starts its sends one by one, and a context
-        # manager would cost more than the table's start
+        # not route_errors: a plan starts its sends one by one, and a
+        # context manager would cost more than the table's start
         try:
             ids = self.table.start(src, dst, size, coflow, self.now,
                                    tags=tags, sport=sport, dport=dport)
         except ValueError as e:
-            _no_route(self, e)
+            no_route(self, e)
         if len(ids):
             self.rates.flows_started()
         return ids
@@ -211,8 +213,8 @@ class Engine(Clock):
         """Run ``driver`` to its end or ``until`` (s); returns the time
         it ended. A flow that finds no route anywhere in the run (a
         policy's view of a send not yet started too) ends it with a
-        line that names it (:func:`_routes`)."""
-        with _routes(self):
+        line that names it (:func:`route_errors`)."""
+        with route_errors(self):
             return self._run(driver, until)
 
     def _run(self, driver, until):
