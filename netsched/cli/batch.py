@@ -63,6 +63,8 @@ def cmd_sweep(a):
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     pols = [p for p in a.policies.split(',') if p]
+    if not a.dry_run:
+        sweep.check_free(a.out)          # at once, not after the plan
     specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
     sweep.check_out(a.out, a.experiment)
     named = sweep.labels(pols)          # label=spec: display names

@@ -357,12 +357,33 @@ def lock(root):
     ends with the process however it ends. A ConfigError naming the
     other sweep's pid where one holds it. Returns the open file: the
     lock lasts until it is closed (:func:`unlock`)."""
-    import fcntl
     path = os.path.join(root, LOCK)
-    try:
-        f = open(path, 'a+')
-    except OSError as e:
-        raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+    while True:
+        try:
+            f = open(path, 'a+')
+        except OSError as e:
+            raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+        _flock(f, root)
+        # a sweep ending unlinks the file it held: one that opened it
+        # just before would hold a lock no later sweep sees
+        try:
+            same = os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        f.close()
+    f.seek(0)
+    f.truncate()
+    f.write('%d\n' % os.getpid())
+    f.flush()
+    return f
+
+
+def _flock(f, root):
+    """Take ``f``'s exclusive flock, or close it and raise the
+    ConfigError that names the sweep holding it."""
+    import fcntl
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -373,11 +394,18 @@ def lock(root):
                           'this folder; wait for it to end, or stop it '
                           '(kill %s), then run this again'
                           % (root, other, other)) from None
-    f.seek(0)
-    f.truncate()
-    f.write('%d\n' % os.getpid())
-    f.flush()
-    return f
+
+
+def check_free(root):
+    """The ConfigError of :func:`lock` at once, where another sweep
+    holds ``root``: before the runs are planned and checked, which can
+    take a minute. Holds nothing (the sweep takes the lock to run)."""
+    try:
+        f = open(os.path.join(root, LOCK), 'r')
+    except OSError:
+        return                   # no lock file: no sweep holds it
+    _flock(f, root)
+    f.close()
 
 
 def unlock(f):

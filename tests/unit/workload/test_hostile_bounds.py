@@ -306,3 +306,50 @@ def test_one_sweep_per_folder_and_runs_die_with_it(tmp_path):
 
 def test_trace_cap_is_a_constant_the_docs_give():
     assert trace.MAX_COFLOW_FLOWS == 2 ** 20
+
+
+def test_a_held_sweep_folder_is_refused_before_the_plan(tmp_path, capsys):
+    """The second sweep's line comes at once: before its runs are
+    planned and checked (a minute for a large sweep), so here before
+    it finds that its experiment file is missing."""
+    root = str(tmp_path / 'sw')
+    os.makedirs(root)
+    held = sweep.lock(root)
+    try:
+        t0 = time.monotonic()
+        one_line(capsys, ['sweep', str(tmp_path / 'missing.yaml'),
+                          '--seeds', '1', '--out', root],
+                 'another sweep (pid %d)' % os.getpid())
+        assert time.monotonic() - t0 < 5
+    finally:
+        sweep.unlock(held)
+    # free again: the probe left no lock behind, and a stale file
+    # (a sweep killed outright) does not hold the folder
+    with open(os.path.join(root, sweep.LOCK), 'w') as f:
+        f.write('999999\n')
+    sweep.check_free(root)
+    sweep.unlock(sweep.lock(root))
+
+
+def test_a_lock_file_unlinked_as_it_is_taken_is_taken_again(tmp_path,
+                                                             monkeypatch):
+    """A sweep that ends unlinks its lock file; one that opened that file
+    just before would lock a file no later sweep sees. lock() checks
+    that the file it locked is still the folder's, and else starts
+    over."""
+    root = str(tmp_path)
+    real, calls = sweep._flock, []
+
+    def flock_then_unlink(f, r):
+        real(f, r)
+        calls.append(f.name)
+        if len(calls) == 1:
+            os.unlink(f.name)
+    monkeypatch.setattr(sweep, '_flock', flock_then_unlink)
+    held = sweep.lock(root)
+    try:
+        assert len(calls) == 2
+        path = os.path.join(root, sweep.LOCK)
+        assert os.stat(path).st_ino == os.fstat(held.fileno()).st_ino
+    finally:
+        sweep.unlock(held)
