@@ -52,6 +52,7 @@ BASE_BYTES = 150 << 20          # the interpreter, numpy, networkx
 FLOW_LINE_BYTES = 160
 MARK_LINE_BYTES = 80
 SAMPLE_LINK_BYTES = 24
+DECISION_LINE_BYTES = 120       # a circuit_decision line
 # ns-3's speed on this machine: packet hops a second of wall time
 # (docs/benchmarks.md, "ns-3"), and how long a run may take unasked
 NS3_HOPS_PER_S = 50000.0
@@ -374,10 +375,14 @@ def estimate(exp, loaded_trace=None):
     links = max(hosts * 1.5, 1)
     est.samples = int(min(horizon, ideal + 1) / exp.sample_s) + 1
     marks = sum(j.workers * j.iterations for j in exp.jobs)
-    est.events = int(2 * est.flows + est.tasks + est.samples + marks)
+    span = min(horizon, ideal + 1)
+    circuit, policy = _timed_decisions(exp, span)
+    est.events = int(2 * est.flows + est.tasks + est.samples + marks
+                     + circuit + policy)
     busy_links = min(links, 2 * est.flows + 1)
     est.log_bytes = int(est.flows * FLOW_LINE_BYTES + marks * MARK_LINE_BYTES
-                        + est.samples * (40 + SAMPLE_LINK_BYTES * busy_links))
+                        + est.samples * (40 + SAMPLE_LINK_BYTES * busy_links)
+                        + circuit * DECISION_LINE_BYTES)
     est.memory_bytes = int(BASE_BYTES + est.tasks * TASK_BYTES
                            + est.flows * FLOW_BYTES + nodes * NODE_BYTES)
     if exp.backend == 'ns3':
@@ -388,6 +393,24 @@ def estimate(exp, loaded_trace=None):
         est.packet_hops = int(est.packets * hops * 1.05)
         est.wall_s = est.packet_hops / NS3_HOPS_PER_S
     return est
+
+
+def _timed_decisions(exp, span_s):
+    """(circuit decisions, policy decisions) a run takes on a timer over
+    ``span_s`` of simulated time: one each ``period_s`` of the hybrid
+    fabric's circuit scheduler and of the policy, where they have one
+    (each is an event; a circuit decision is a log line too). A
+    period_s of 1e-6 made a 0.27 s run 200,000 events, not 973."""
+    from .. import policies
+    from ..circuits import registry
+    out = []
+    for made in ((lambda: registry.make(*exp.circuits))
+                 if exp.circuits else None,
+                 lambda: policies.make(exp.policy, exp.policy_params)):
+        period = getattr(made(), 'period_s', None) if made else None
+        ok = isinstance(period, (int, float)) and period > 0
+        out.append(int(span_s / period) + 1 if ok else 0)
+    return tuple(out)
 
 
 def limit_time_s(exp, ideal_s):
