@@ -53,6 +53,15 @@ FLOW_LINE_BYTES = 160
 MARK_LINE_BYTES = 80
 SAMPLE_LINK_BYTES = 24
 DECISION_LINE_BYTES = 120       # a circuit_decision line
+# reading the log back (metrics.logread): events.scan parses a block of
+# 16 MiB at a time, an event other than a flow line a dict of this many
+# times its line's bytes (link samples: 19 MB of them peaked 240 MB over
+# the run's own); a sample kept is its t and dt, and a link's share of
+# it its number, utilisation and sample number
+READ_BLOCK_BYTES = 1 << 24
+READ_FACTOR = 13
+SAMPLE_BYTES = 64
+SAMPLE_LINK_KEPT_BYTES = 24
 # ns-3's speed on this machine: packet hops a second of wall time
 # (docs/benchmarks.md, "ns-3"), and how long a run may take unasked
 NS3_HOPS_PER_S = 50000.0
@@ -383,8 +392,13 @@ def estimate(exp, loaded_trace=None):
     est.log_bytes = int(est.flows * FLOW_LINE_BYTES + marks * MARK_LINE_BYTES
                         + est.samples * (40 + SAMPLE_LINK_BYTES * busy_links)
                         + circuit * DECISION_LINE_BYTES)
+    # the report reads the log back: a block of it parsed at once, and
+    # the link samples kept as arrays
+    read = min(est.log_bytes, READ_BLOCK_BYTES) * READ_FACTOR + \
+        est.samples * (SAMPLE_BYTES + SAMPLE_LINK_KEPT_BYTES * busy_links)
     est.memory_bytes = int(BASE_BYTES + est.tasks * TASK_BYTES
-                           + est.flows * FLOW_BYTES + nodes * NODE_BYTES)
+                           + est.flows * FLOW_BYTES + nodes * NODE_BYTES
+                           + read)
     if exp.backend == 'ns3':
         segment = max(exp.mtu - 52, 1)
         est.packets = int(est.bytes / segment)

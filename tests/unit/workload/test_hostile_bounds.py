@@ -372,3 +372,24 @@ def test_the_estimate_counts_decisions_on_a_timer(change):
     assert est.events >= plain.events + span / 1e-6
     if 'circuits' in change:
         assert est.log_bytes >= span / 1e-6 * bounds.DECISION_LINE_BYTES
+
+
+PEAK = ('import resource, sys\n'
+        'from netsched import cli\n'
+        'rc = cli.main(sys.argv[1:])\n'
+        'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n'
+        'sys.exit(rc)\n')
+
+
+def test_a_run_of_many_link_samples_stays_within_the_estimate(tmp_path):
+    """sample_s 2e-6 (100,000 samples of a 0.2 s run): reading its log
+    back for the report peaked well past the 150 MiB check said, which
+    counted the run and not the reading."""
+    path = write(tmp_path, dict(BASE, sample_s=2e-6))
+    est = bounds.estimate(experiment.load(path))
+    r = subprocess.run([sys.executable, '-c', PEAK, 'run', path, '--out',
+                        str(tmp_path / 'run')], capture_output=True,
+                       text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    peak = int(r.stdout.strip().splitlines()[-1])
+    assert peak <= est.memory_bytes, (peak, est.text())
