@@ -16,6 +16,7 @@ emulations one at a time and alone (OVS and interface names are shared,
 and their timing is what they measure). ``--cluster`` hands the same
 runs to Dask workers (pipeline.cluster).
 """
+import contextlib
 import csv
 import hashlib
 import itertools
@@ -222,7 +223,8 @@ def check_out(root, experiment):
         raise ConfigError('--out %s: not writable' % root)
     meta = os.path.join(root, 'sweep.json')
     if not os.path.isfile(meta):
-        if os.listdir(root):
+        # a lock alone: a sweep holds it while it plans (lock says so)
+        if set(os.listdir(root)) - {LOCK}:
             raise ConfigError('--out %s: exists, is not empty and holds no '
                               'sweep (no sweep.json); choose another folder'
                               % root)
@@ -394,18 +396,6 @@ def _flock(f, root):
                           'this folder; wait for it to end, or stop it '
                           '(kill %s), then run this again'
                           % (root, other, other)) from None
-
-
-def check_free(root):
-    """The ConfigError of :func:`lock` at once, where another sweep
-    holds ``root``: before the runs are planned and checked, which can
-    take a minute. Holds nothing (the sweep takes the lock to run)."""
-    try:
-        f = open(os.path.join(root, LOCK), 'r')
-    except OSError:
-        return                   # no lock file: no sweep holds it
-    _flock(f, root)
-    f.close()
 
 
 def unlock(f):
@@ -706,20 +696,48 @@ class LocalExecutor:
 # --- the sweep -------------------------------------------------------------
 
 def run_sweep(specs, root, definition, executor, force=False,
-              progress=None):
+              progress=None, held=None):
     """Run the specs not yet done into ``root``; returns the Table.
     ``definition`` goes to sweep.json; ``progress``: a pipeline.progress
-    bar (total, skipped, ok, failed)."""
+    bar (total, skipped, ok, failed); ``held``: the folder's lock where
+    the caller holds it already (:func:`holding`)."""
+    if held is not None:
+        return _run_sweep(specs, root, definition, executor, force,
+                          progress)
+    with holding(root):
+        return _run_sweep(specs, root, definition, executor, force,
+                          progress)
+
+
+@contextlib.contextmanager
+def holding(root):
+    """The sweep folder ``root`` made where missing and held
+    (:func:`lock`) over the block; the lock file yielded. A folder made
+    here and left empty (the sweep refused before any run) goes again."""
+    made = not os.path.isdir(root)
     try:
         os.makedirs(root, exist_ok=True)
     except OSError as e:
         raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
-    held = lock(root)
     try:
-        return _run_sweep(specs, root, definition, executor, force,
-                          progress)
+        held = lock(root)
+    except ConfigError:
+        if made:
+            _remove_if_empty(root)
+        raise
+    try:
+        yield held
     finally:
         unlock(held)
+        if made:
+            _remove_if_empty(root)
+
+
+def _remove_if_empty(root):
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
 
 
 def _run_sweep(specs, root, definition, executor, force, progress):

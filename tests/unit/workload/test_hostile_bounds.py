@@ -309,26 +309,31 @@ def test_trace_cap_is_a_constant_the_docs_give():
 
 
 def test_a_held_sweep_folder_is_refused_before_the_plan(tmp_path, capsys):
-    """The second sweep's line comes at once: before its runs are
-    planned and checked (a minute for a large sweep), so here before
-    it finds that its experiment file is missing."""
+    """A sweep holds its folder before it plans and checks its runs (a
+    minute for a large sweep; the folder made for it): a second sweep's
+    line comes at once, here before it finds that its experiment file is
+    missing, also while the first is still planning in a folder of
+    nothing but its lock."""
     root = str(tmp_path / 'sw')
-    os.makedirs(root)
-    held = sweep.lock(root)
-    try:
+    with sweep.holding(root):
+        assert os.listdir(root) == [sweep.LOCK]
         t0 = time.monotonic()
         one_line(capsys, ['sweep', str(tmp_path / 'missing.yaml'),
                           '--seeds', '1', '--out', root],
                  'another sweep (pid %d)' % os.getpid())
         assert time.monotonic() - t0 < 5
-    finally:
-        sweep.unlock(held)
-    # free again: the probe left no lock behind, and a stale file
-    # (a sweep killed outright) does not hold the folder
+    # the folder made for a sweep refused before any run goes again
+    assert not os.path.exists(root)
+    one_line(capsys, ['sweep', str(tmp_path / 'missing.yaml'), '--seeds',
+                      '1', '--out', root], 'missing.yaml')
+    assert not os.path.exists(root)
+    # a stale lock (a sweep killed outright) does not hold the folder
+    os.makedirs(root)
     with open(os.path.join(root, sweep.LOCK), 'w') as f:
         f.write('999999\n')
-    sweep.check_free(root)
-    sweep.unlock(sweep.lock(root))
+    with sweep.holding(root):
+        pass
+    assert os.listdir(root) == []
 
 
 def test_a_lock_file_unlinked_as_it_is_taken_is_taken_again(tmp_path,
