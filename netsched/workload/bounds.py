@@ -72,6 +72,9 @@ NS3_LONG_S = 3600.0
 WARN_SHARE = 0.25
 REFUSE_SHARE = 0.8
 WARN_EVENTS = 5 * 10 ** 7
+# a derived limit on the event log: at most this share of the disk free
+# (20 x the estimate of a link_bps 1000 run was 188 GiB, with 71 GiB free)
+DISK_SHARE = 0.5
 
 
 def machine_bytes():
@@ -466,14 +469,19 @@ class Limits:
                                     'it)')
 
 
-def limits(exp, est=None):
+def limits(exp, est=None, out_dir='.'):
     """The Limits of a run of ``exp`` (``est``: its Estimate, made here
-    when not given)."""
+    when not given) into ``out_dir``: a derived log limit is at most
+    DISK_SHARE of the disk free there (never below the estimate, which
+    admit refused past the free disk), so that it is a bound."""
     est = est or estimate(exp)
     events = exp.max_events if exp.max_events is not None else int(max(
         EVENTS_FLOOR, COUNT_FACTOR * est.events))
     log = int(exp.max_log_mb * 2 ** 20) if exp.max_log_mb is not None \
         else int(max(LOG_FLOOR_BYTES, COUNT_FACTOR * est.log_bytes))
+    free = _free_bytes(out_dir)
+    if exp.max_log_mb is None and free is not None:
+        log = min(log, int(max(est.log_bytes, DISK_SHARE * free)))
     return Limits(limit_time_s(exp, est.ideal_s), events, log,
                   exp.timeout_s is not None, exp.max_events is not None,
                   exp.max_log_mb is not None)

@@ -398,3 +398,24 @@ def test_a_run_of_many_link_samples_stays_within_the_estimate(tmp_path):
     assert r.returncode == 0, r.stderr
     peak = int(r.stdout.strip().splitlines()[-1])
     assert peak <= est.memory_bytes, (peak, est.text())
+
+
+def test_a_derived_log_limit_fits_the_disk(monkeypatch):
+    """link_bps 1000, the least accepted: its log is estimated at 9.4 GiB
+    and 20 times that (188 GiB) was the limit, past the disk's 71 GiB
+    free: no bound at all. A derived limit is at most half the disk
+    free, never below the estimate; one the file sets stands."""
+    exp = experiment.from_dict(dict(BASE, link_bps=1000))
+    est = bounds.estimate(exp)
+    gib = 2 ** 30
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 40 * gib)
+    assert bounds.limits(exp, est).log_bytes == 20 * gib
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 10 * gib)
+    assert bounds.limits(exp, est).log_bytes == est.log_bytes
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: None)
+    assert bounds.limits(exp, est).log_bytes == int(
+        bounds.COUNT_FACTOR * est.log_bytes)
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 40 * gib)
+    given = experiment.from_dict(dict(BASE, link_bps=1000,
+                                      max_log_mb=100000))
+    assert bounds.limits(given, est).log_bytes == 100000 * 2 ** 20
