@@ -44,6 +44,17 @@ TCP, UDP = 6, 17
 FiveTuple = namedtuple('FiveTuple', 'src dst proto sport dport')
 
 
+class NoRoute(ValueError):
+    """:func:`path` found no next hop toward host ``dst``: the links
+    down leave host ``src`` no valley-free path to it. Its own type, so
+    that the simulator, ns-3 and the controller catch this outcome of a
+    fault, and only this (any other ValueError from routing is a bug)."""
+
+    def __init__(self, src, dst):
+        super().__init__('%s cannot reach %s' % (src, dst))
+        self.src, self.dst = src, dst
+
+
 def hash_bits(n):
     """Bits read from each field when choosing among n next hops."""
     if n < 1 or n > 1 << HASH_BITS_MAX:
@@ -333,7 +344,7 @@ def path(g, ft, circuits=()):
     while node != dst:
         hops = next_hops(g, node, dst, circuits)
         if not hops:
-            raise ValueError('%s cannot reach %s' % (src, dst))
+            raise NoRoute(src, dst)
         node = hops[ecmp_index(ft, len(hops), salt(g, node))]
         nodes.append(node)
     return nodes

@@ -44,8 +44,7 @@ def sweep_args(p):
 
 def cmd_sweep(a):
     """The cross product of policies, seeds, --set values and backends."""
-    from ..pipeline import run
-    from ..pipeline import overrides, progress, sweep
+    from ..pipeline import overrides, sweep
     axes = []
     for text in a.set or ():
         path, values = overrides.parse(text)
@@ -63,8 +62,21 @@ def cmd_sweep(a):
     if a.jobs is not None and a.jobs < 1:
         raise NetschedError('-j must be at least 1, got %d' % a.jobs)
     pols = [p for p in a.policies.split(',') if p]
-    specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
     sweep.check_out(a.out, a.experiment)
+    if a.dry_run:
+        return _sweep(a, pols, seeds, axes, backends, None)
+    # the folder held before the runs are planned and checked (a minute
+    # for a large sweep): a second sweep into it is told at once
+    with sweep.holding(a.out) as held:
+        return _sweep(a, pols, seeds, axes, backends, held)
+
+
+def _sweep(a, pols, seeds, axes, backends, held):
+    """cmd_sweep once its arguments are read and the folder ``held``
+    (sweep.holding; None for a dry run)."""
+    from ..pipeline import run
+    from ..pipeline import overrides, progress, sweep
+    specs = sweep.plan(a.experiment, pols, seeds, axes, backends, a.trace)
     named = sweep.labels(pols)          # label=spec: display names
     baseline = sweep.baseline_of(named, a.baseline)
     if a.no_figures:
@@ -92,7 +104,7 @@ def cmd_sweep(a):
            for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         table = sweep.run_sweep(specs, a.out, definition, executor,
-                                a.force, progress.SweepProgress())
+                                a.force, progress.SweepProgress(), held)
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import openflow as of
+from .. import routing
 from .. import topology as topo
 from ..errors import NetschedError
 from ..policies import JobView, Snapshot
@@ -214,9 +215,8 @@ class Demand:
         for c in self.conns.values():
             try:
                 c.path = self.net.path_id(*c.ends)
-            except ValueError as e:
-                if 'cannot reach' not in str(e):
-                    raise
+            except routing.NoRoute:
+                pass
 
     def _planned(self, host, s, known):
         key = (host, int(s['conn']))

@@ -26,11 +26,12 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import qos
+from .. import routing
 from ..control.scheduler import HOLD, Scheduler
 from ..errors import NetschedError
 from ..events import FLOW_LINE
 from ..sim.drivers import PlanDriver
-from ..sim.engine import Clock
+from ..sim.engine import Clock, no_route, route_errors
 
 PROGRESS_S = 0.010          # the agents' progress reports (host.agent)
 CLASS_WAIT_S = 0.100        # a new coflow waits this long for its class
@@ -433,7 +434,7 @@ class Engine(Clock):
             try:
                 new = self.fab.route(src, dst, sport, dport, self.net.live,
                                      self.net.circuits)
-            except ValueError:
+            except routing.NoRoute:
                 stranded += 1
                 continue
             moved += new != old
@@ -441,7 +442,7 @@ class Engine(Clock):
         for c in demand.conns.values():
             try:
                 c.path = self.net.path_id(*c.ends)
-            except ValueError:
+            except routing.NoRoute:
                 pass                  # stranded: the old path stands
         if moved:
             self.control.rerouted()
@@ -505,8 +506,11 @@ class Engine(Clock):
             if c.dst not in self.listeners:
                 self.listeners[c.dst] = core.MakeListener(
                     self.fab.node[c.dst], AGENT_PORT, top)
-            self.fab.route(c.src, c.dst, c.sport, c.dport, self.net.live,
-                           self.net.circuits)
+            try:
+                self.fab.route(c.src, c.dst, c.sport, c.dport,
+                               self.net.live, self.net.circuits)
+            except ValueError as e:       # the simulator's line, not a
+                no_route(self, e)         # traceback
             sink = core.MakeSink()
             self.listeners[c.dst].Register(
                 self.fab.ip(c.src), c.sport, sink)
@@ -534,6 +538,14 @@ class Engine(Clock):
         if self.limits is not None:
             limit = min(limit, self.limits.time_s)
         log_path = getattr(self.log, 'path', None)
+        # a path looked up mid-run (a job's first coflow over the links
+        # up then) that finds no route ends the run as the simulator's
+        with route_errors(self):
+            self._loop(settle, bus, limit, log_path)
+        self.meter.sample(final=True)
+        return self.now
+
+    def _loop(self, settle, bus, limit, log_path):
         while True:
             self._fire_timers()
             if settle is not None:
@@ -559,8 +571,6 @@ class Engine(Clock):
                 self.progress(self)
             if self.limit_reached(self.events, log_path):
                 break
-        self.meter.sample(final=True)
-        return self.now
 
     def _take(self, bus):
         if bus.written.size():

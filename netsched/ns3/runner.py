@@ -1,6 +1,7 @@
 """Running an experiment on ns-3: the topology graph at its data-center
 rates, the plan's connections as TCP, the controller's core in the loop,
 the event log as the other backends write it."""
+import os
 import time
 
 from .. import fluid, policies
@@ -111,7 +112,8 @@ def run(exp, log_path, say, bar=None):
                                                        driver))
             # the simulator's limits on events and log size (time: the
             # timeout_s run.execute derived, or the experiment's)
-            eng.limits = bounds.limits(exp)
+            eng.limits = bounds.limits(
+                exp, out_dir=os.path.dirname(os.path.abspath(log_path)))
             eng.run(driver, until=exp.timeout_s)
             if eng.stopped is not None:
                 say('stopped: %s' % eng.stopped)

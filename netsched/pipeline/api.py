@@ -145,7 +145,9 @@ def load(path, table='coflows', baseline=None):
     from . import paths, tables
     path = os.fspath(path)
     if not os.path.isdir(path):
-        raise ConfigError('%s: no such folder' % path)
+        raise ConfigError('%s: %s' % (path, 'a file, not a folder'
+                                      if os.path.exists(path)
+                                      else 'no such folder'))
     kind = paths.folder_kind(path)
     names = tables.TABLES if kind == 'sweep' else tuple(tables.RUN_TABLES)
     if table not in names:

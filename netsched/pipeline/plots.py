@@ -37,6 +37,7 @@ FEW_JOBS = 12            # a legend entry or a coflow-strip row per job
 HEAT_LINKS = 24          # rows of the link heat map: the busiest links
 HEAT_BINS = 600          # its time bins at most
 LABEL_NODES = 36         # node names drawn up to a k=4 fat-tree's
+TITLE_CHARS = 100        # an experiment's name in a figure's title, at most
 NAMED_BARS = 40          # a bar chart names every row up to this many
 # utilisation 0 (light) to 1 (dark); YlOrRd's palest part left out so
 # that an idle link still shows on white
@@ -71,9 +72,20 @@ def headline(summary):
         (summary.get('circuits') or {}).get('scheduler')
     if sched:
         parts.append('circuits %s' % sched)
-    return '%s (%s)%s' % (summary.get('experiment'), ', '.join(parts),
+    return '%s (%s)%s' % (_drawn(summary.get('experiment')),
+                          ', '.join(parts),
                           ', INCOMPLETE' if summary.get('complete') is False
                           else '')
+
+
+def _drawn(name, most=TITLE_CHARS):
+    """An experiment's name as a title draws it: a character the fonts
+    have no glyph for (a control character: NUL) as its escape, and a
+    name of thousands of characters cut, which took matplotlib seconds
+    a figure to lay out."""
+    text = ''.join(c if c.isprintable() else repr(c)[1:-1]
+                   for c in str(name))
+    return text if len(text) <= most else text[:most - 3] + '...'
 
 
 def run_figures(m, summary):

@@ -65,7 +65,9 @@ def write_run(result, figures=True):
 
 def _write(path, baseline, fmt, figdir, run, files, notes, figures):
     if not os.path.isdir(path):
-        raise ConfigError('%s: no such folder' % path)
+        raise ConfigError('%s: %s' % (path, 'a file, not a folder'
+                                      if os.path.exists(path)
+                                      else 'no such folder'))
     if fmt is not None and fmt not in FORMATS:
         raise ConfigError('--format must be one of %s, got %r'
                           % (', '.join(FORMATS), fmt))

@@ -16,6 +16,7 @@ emulations one at a time and alone (OVS and interface names are shared,
 and their timing is what they measure). ``--cluster`` hands the same
 runs to Dask workers (pipeline.cluster).
 """
+import contextlib
 import csv
 import hashlib
 import itertools
@@ -222,7 +223,8 @@ def check_out(root, experiment):
         raise ConfigError('--out %s: not writable' % root)
     meta = os.path.join(root, 'sweep.json')
     if not os.path.isfile(meta):
-        if os.listdir(root):
+        # a lock alone: a sweep holds it while it plans (lock says so)
+        if set(os.listdir(root)) - {LOCK}:
             raise ConfigError('--out %s: exists, is not empty and holds no '
                               'sweep (no sweep.json); choose another folder'
                               % root)
@@ -357,12 +359,33 @@ def lock(root):
     ends with the process however it ends. A ConfigError naming the
     other sweep's pid where one holds it. Returns the open file: the
     lock lasts until it is closed (:func:`unlock`)."""
-    import fcntl
     path = os.path.join(root, LOCK)
-    try:
-        f = open(path, 'a+')
-    except OSError as e:
-        raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+    while True:
+        try:
+            f = open(path, 'a+')
+        except OSError as e:
+            raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
+        _flock(f, root)
+        # a sweep ending unlinks the file it held: one that opened it
+        # just before would hold a lock no later sweep sees
+        try:
+            same = os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        f.close()
+    f.seek(0)
+    f.truncate()
+    f.write('%d\n' % os.getpid())
+    f.flush()
+    return f
+
+
+def _flock(f, root):
+    """Take ``f``'s exclusive flock, or close it and raise the
+    ConfigError that names the sweep holding it."""
+    import fcntl
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -373,11 +396,6 @@ def lock(root):
                           'this folder; wait for it to end, or stop it '
                           '(kill %s), then run this again'
                           % (root, other, other)) from None
-    f.seek(0)
-    f.truncate()
-    f.write('%d\n' % os.getpid())
-    f.flush()
-    return f
 
 
 def unlock(f):
@@ -678,20 +696,48 @@ class LocalExecutor:
 # --- the sweep -------------------------------------------------------------
 
 def run_sweep(specs, root, definition, executor, force=False,
-              progress=None):
+              progress=None, held=None):
     """Run the specs not yet done into ``root``; returns the Table.
     ``definition`` goes to sweep.json; ``progress``: a pipeline.progress
-    bar (total, skipped, ok, failed)."""
+    bar (total, skipped, ok, failed); ``held``: the folder's lock where
+    the caller holds it already (:func:`holding`)."""
+    if held is not None:
+        return _run_sweep(specs, root, definition, executor, force,
+                          progress)
+    with holding(root):
+        return _run_sweep(specs, root, definition, executor, force,
+                          progress)
+
+
+@contextlib.contextmanager
+def holding(root):
+    """The sweep folder ``root`` made where missing and held
+    (:func:`lock`) over the block; the lock file yielded. A folder made
+    here and left empty (the sweep refused before any run) goes again."""
+    made = not os.path.isdir(root)
     try:
         os.makedirs(root, exist_ok=True)
     except OSError as e:
         raise ConfigError('--out %s: %s' % (root, e.strerror)) from None
-    held = lock(root)
     try:
-        return _run_sweep(specs, root, definition, executor, force,
-                          progress)
+        held = lock(root)
+    except ConfigError:
+        if made:
+            _remove_if_empty(root)
+        raise
+    try:
+        yield held
     finally:
         unlock(held)
+        if made:
+            _remove_if_empty(root)
+
+
+def _remove_if_empty(root):
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
 
 
 def _run_sweep(specs, root, definition, executor, force, progress):

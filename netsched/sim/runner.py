@@ -121,7 +121,8 @@ def simulate(exp, log_path, say, bar=None):
             from .faults import schedule
             schedule(eng, exp.faults, plan_driver)
         eng.limits = bounds.limits(exp, bounds.estimate(
-            exp, (ports, cofs) if exp.trace else None))
+            exp, (ports, cofs) if exp.trace else None),
+            os.path.dirname(os.path.abspath(log_path)))
         eng.run(driver, until=exp.timeout_s)
         if eng.stopped is not None:
             say('stopped: %s' % eng.stopped)

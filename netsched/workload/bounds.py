@@ -52,6 +52,17 @@ BASE_BYTES = 150 << 20          # the interpreter, numpy, networkx
 FLOW_LINE_BYTES = 160
 MARK_LINE_BYTES = 80
 SAMPLE_LINK_BYTES = 24
+DECISION_LINE_BYTES = 120       # a circuit_decision line
+# reading the log back (metrics.logread): events.scan parses a block of
+# 16 MiB at a time, an event other than a flow line a dict of up to this
+# many times its line's bytes (19 MB of link samples peaked 240 MB over
+# the run's own, 18 MB of circuit decisions 248 MB: 12.6x, 13.8x); a
+# sample kept is its t and dt, and a link's share of it its number,
+# utilisation and sample number
+READ_BLOCK_BYTES = 1 << 24
+READ_FACTOR = 16
+SAMPLE_BYTES = 64
+SAMPLE_LINK_KEPT_BYTES = 24
 # ns-3's speed on this machine: packet hops a second of wall time
 # (docs/benchmarks.md, "ns-3"), and how long a run may take unasked
 NS3_HOPS_PER_S = 50000.0
@@ -61,6 +72,9 @@ NS3_LONG_S = 3600.0
 WARN_SHARE = 0.25
 REFUSE_SHARE = 0.8
 WARN_EVENTS = 5 * 10 ** 7
+# a derived limit on the event log: at most this share of the disk free
+# (20 x the estimate of a link_bps 1000 run was 188 GiB, with 71 GiB free)
+DISK_SHARE = 0.5
 
 
 def machine_bytes():
@@ -374,12 +388,21 @@ def estimate(exp, loaded_trace=None):
     links = max(hosts * 1.5, 1)
     est.samples = int(min(horizon, ideal + 1) / exp.sample_s) + 1
     marks = sum(j.workers * j.iterations for j in exp.jobs)
-    est.events = int(2 * est.flows + est.tasks + est.samples + marks)
+    span = min(horizon, ideal + 1)
+    circuit, policy = _timed_decisions(exp, span)
+    est.events = int(2 * est.flows + est.tasks + est.samples + marks
+                     + circuit + policy)
     busy_links = min(links, 2 * est.flows + 1)
     est.log_bytes = int(est.flows * FLOW_LINE_BYTES + marks * MARK_LINE_BYTES
-                        + est.samples * (40 + SAMPLE_LINK_BYTES * busy_links))
+                        + est.samples * (40 + SAMPLE_LINK_BYTES * busy_links)
+                        + circuit * DECISION_LINE_BYTES)
+    # the report reads the log back: a block of it parsed at once, and
+    # the link samples kept as arrays
+    read = min(est.log_bytes, READ_BLOCK_BYTES) * READ_FACTOR + \
+        est.samples * (SAMPLE_BYTES + SAMPLE_LINK_KEPT_BYTES * busy_links)
     est.memory_bytes = int(BASE_BYTES + est.tasks * TASK_BYTES
-                           + est.flows * FLOW_BYTES + nodes * NODE_BYTES)
+                           + est.flows * FLOW_BYTES + nodes * NODE_BYTES
+                           + read)
     if exp.backend == 'ns3':
         segment = max(exp.mtu - 52, 1)
         est.packets = int(est.bytes / segment)
@@ -388,6 +411,24 @@ def estimate(exp, loaded_trace=None):
         est.packet_hops = int(est.packets * hops * 1.05)
         est.wall_s = est.packet_hops / NS3_HOPS_PER_S
     return est
+
+
+def _timed_decisions(exp, span_s):
+    """(circuit decisions, policy decisions) a run takes on a timer over
+    ``span_s`` of simulated time: one each ``period_s`` of the hybrid
+    fabric's circuit scheduler and of the policy, where they have one
+    (each is an event; a circuit decision is a log line too). A
+    period_s of 1e-6 made a 0.27 s run 200,000 events, not 973."""
+    from .. import policies
+    from ..circuits import registry
+    out = []
+    for made in ((lambda: registry.make(*exp.circuits))
+                 if exp.circuits else None,
+                 lambda: policies.make(exp.policy, exp.policy_params)):
+        period = getattr(made(), 'period_s', None) if made else None
+        ok = isinstance(period, (int, float)) and period > 0
+        out.append(int(span_s / period) + 1 if ok else 0)
+    return tuple(out)
 
 
 def limit_time_s(exp, ideal_s):
@@ -428,14 +469,19 @@ class Limits:
                                     'it)')
 
 
-def limits(exp, est=None):
+def limits(exp, est=None, out_dir='.'):
     """The Limits of a run of ``exp`` (``est``: its Estimate, made here
-    when not given)."""
+    when not given) into ``out_dir``: a derived log limit is at most
+    DISK_SHARE of the disk free there (never below the estimate, which
+    admit refused past the free disk), so that it is a bound."""
     est = est or estimate(exp)
     events = exp.max_events if exp.max_events is not None else int(max(
         EVENTS_FLOOR, COUNT_FACTOR * est.events))
     log = int(exp.max_log_mb * 2 ** 20) if exp.max_log_mb is not None \
         else int(max(LOG_FLOOR_BYTES, COUNT_FACTOR * est.log_bytes))
+    free = _free_bytes(out_dir)
+    if exp.max_log_mb is None and free is not None:
+        log = min(log, int(max(est.log_bytes, DISK_SHARE * free)))
     return Limits(limit_time_s(exp, est.ideal_s), events, log,
                   exp.timeout_s is not None, exp.max_events is not None,
                   exp.max_log_mb is not None)

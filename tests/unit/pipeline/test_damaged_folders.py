@@ -329,3 +329,13 @@ def test_a_sweep_of_good_runs_still_reports(finished, tmp_path):
     path = report.write(root)
     with open(path) as f:
         assert '2 runs ok, 0 failed, 0 interrupted.' in f.read()
+
+
+def test_report_of_a_file_or_nothing_says_which(tmp_path, capsys):
+    f = tmp_path / 'afile'
+    f.write_text('x')
+    for path, words in ((str(f), 'a file, not a folder'),
+                        (str(tmp_path / 'gone'), 'no such folder')):
+        assert cli.main(['report', path]) == 2
+        err = capsys.readouterr().err
+        assert err == 'netsched: error: %s: %s\n' % (path, words)

@@ -91,6 +91,11 @@ def simulate(doc, out):
                                          compute_scale=1e300)]})
 @example(doc=dict(SMALL[0], sample_s=1e-9))
 @example(doc=dict(SMALL[0], link_bps=1e3, link_gbps=None))
+# decisions on a timer at the least period accepted (issue 40): events
+# check did not count, and matching's cycles kept with the collector off
+@example(doc=dict(SMALL[3], circuits={'scheduler': 'matching',
+                                      'period_s': 1e-6}))
+@example(doc=dict(SMALL[3], policy={'name': 'jpas', 'period_s': 1e-6}))
 def test_accepted_experiments_are_simulated_within_limits(tmp_path_factory,
                                                           doc):
     out = str(tmp_path_factory.mktemp('run'))

@@ -100,3 +100,16 @@ def test_run_without_out_stays_in_results(tmp_path, name):
     assert os.listdir(tmp_path) == ['a']
     assert os.listdir(tmp_path / 'a') == ['b']
 
+
+
+@pytest.mark.parametrize('name', HOSTILE, ids=range(len(HOSTILE)))
+def test_a_hostile_name_is_drawn_printable_and_short(name):
+    """A figure's title names the experiment: a NUL byte drawn as text
+    gave a matplotlib warning of a missing glyph, and 5,000 characters
+    took seconds to lay out."""
+    from netsched.pipeline import plots
+    head = plots.headline({'experiment': name, 'backend': 'sim',
+                           'policy': 'fair'})
+    assert head.isprintable()
+    assert len(head) <= plots.TITLE_CHARS + len(' (sim, policy fair)')
+    assert head.endswith(' (sim, policy fair)')

@@ -209,3 +209,71 @@ def test_the_controller_keeps_a_stranded_connection_s_path():
     c0, c1 = d.conns[('h0_0_0', 0)], d.conns[('h0_0_0', 1)]
     assert c0.path == before[c0.key]
     assert c1.path == net.path_id('h0_0_0', 'h2_0_0', 1001, 80)
+
+
+def test_no_route_is_its_own_error_and_only_it_is_caught():
+    """routing.NoRoute names the two hosts; a ValueError of another kind
+    (an address no host has: a bug, not a fault) is not taken for it by
+    the engines, which pass it on with its traceback."""
+    live = topo.without(FT, DOWN)
+    ft = routing.FiveTuple(FT.nodes['h0_0_0']['ip'],
+                           FT.nodes['h1_0_0']['ip'], 6, 1000, 80)
+    with pytest.raises(routing.NoRoute) as e:
+        routing.path(live, ft)
+    assert (e.value.src, e.value.dst) == ('h0_0_0', 'h1_0_0')
+    stray = ft._replace(dst='10.99.99.99')
+    with pytest.raises(ValueError) as e:
+        routing.path(FT, stray)
+    assert not isinstance(e.value, routing.NoRoute)
+    from types import SimpleNamespace
+    from netsched.sim.engine import route_errors
+    eng = SimpleNamespace(now=0.25, net=SimpleNamespace(down=DOWN))
+    with pytest.raises(ValueError, match='no host has'):
+        with route_errors(eng):
+            routing.path(FT, stray)
+    with pytest.raises(NetschedError, match=r'^at t=0\.250000 s: h0_0_0 '
+                       r'cannot reach h1_0_0 with a0_0-c0, .* down'):
+        with route_errors(eng):
+            routing.path(live, ft)
+
+
+class _Fab:
+    """ns-3's fabric as Engine.reroute asks it: ``route`` raises
+    ``error`` for the connection to h1_0_0."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def routed(self, *conn):
+        return None
+
+    def route(self, src, dst, sport, dport, live, circuits):
+        if dst == 'h1_0_0':
+            raise self.error
+        return [(src, dst)]
+
+
+def _ns3_engine(error):
+    from types import SimpleNamespace
+    from netsched.ns3.engine import Engine as Ns3Engine
+    net = fluid.Network(FT)
+    net.set_down(DOWN)
+    eng = Ns3Engine.__new__(Ns3Engine)
+    eng.fab, eng.net = _Fab(error), net
+    eng.conns = {('h0_0_0', 1000, 'h1_0_0', 80): None,
+                 ('h0_0_0', 1001, 'h2_0_0', 80): None}
+    eng.control = SimpleNamespace(
+        sched=SimpleNamespace(demand=SimpleNamespace(conns={})),
+        rerouted=lambda: None)
+    return eng
+
+
+def test_ns3_strands_a_connection_with_no_route_and_nothing_else():
+    """On ns-3 a connection the router leaves with no route keeps its
+    route (counted stranded) until a link comes back; any other error
+    of the routing is not counted as stranded but raised."""
+    eng = _ns3_engine(routing.NoRoute('h0_0_0', 'h1_0_0'))
+    assert eng.reroute() == (1, 1)
+    eng = _ns3_engine(ValueError('no host has address 10.9.9.9'))
+    with pytest.raises(ValueError, match='no host has'):
+        eng.reroute()

@@ -306,3 +306,116 @@ def test_one_sweep_per_folder_and_runs_die_with_it(tmp_path):
 
 def test_trace_cap_is_a_constant_the_docs_give():
     assert trace.MAX_COFLOW_FLOWS == 2 ** 20
+
+
+def test_a_held_sweep_folder_is_refused_before_the_plan(tmp_path, capsys):
+    """A sweep holds its folder before it plans and checks its runs (a
+    minute for a large sweep; the folder made for it): a second sweep's
+    line comes at once, here before it finds that its experiment file is
+    missing, also while the first is still planning in a folder of
+    nothing but its lock."""
+    root = str(tmp_path / 'sw')
+    with sweep.holding(root):
+        assert os.listdir(root) == [sweep.LOCK]
+        t0 = time.monotonic()
+        one_line(capsys, ['sweep', str(tmp_path / 'missing.yaml'),
+                          '--seeds', '1', '--out', root],
+                 'another sweep (pid %d)' % os.getpid())
+        assert time.monotonic() - t0 < 5
+    # the folder made for a sweep refused before any run goes again
+    assert not os.path.exists(root)
+    one_line(capsys, ['sweep', str(tmp_path / 'missing.yaml'), '--seeds',
+                      '1', '--out', root], 'missing.yaml')
+    assert not os.path.exists(root)
+    # a stale lock (a sweep killed outright) does not hold the folder
+    os.makedirs(root)
+    with open(os.path.join(root, sweep.LOCK), 'w') as f:
+        f.write('999999\n')
+    with sweep.holding(root):
+        pass
+    assert os.listdir(root) == []
+
+
+def test_a_lock_file_unlinked_as_it_is_taken_is_taken_again(tmp_path,
+                                                             monkeypatch):
+    """A sweep that ends unlinks its lock file; one that opened that file
+    just before would lock a file no later sweep sees. lock() checks
+    that the file it locked is still the folder's, and else starts
+    over."""
+    root = str(tmp_path)
+    real, calls = sweep._flock, []
+
+    def flock_then_unlink(f, r):
+        real(f, r)
+        calls.append(f.name)
+        if len(calls) == 1:
+            os.unlink(f.name)
+    monkeypatch.setattr(sweep, '_flock', flock_then_unlink)
+    held = sweep.lock(root)
+    try:
+        assert len(calls) == 2
+        path = os.path.join(root, sweep.LOCK)
+        assert os.stat(path).st_ino == os.fstat(held.fileno()).st_ino
+    finally:
+        sweep.unlock(held)
+
+
+@pytest.mark.parametrize('change', [
+    {'topology': 'hybrid,2,1,1',
+     'circuits': {'scheduler': 'matching', 'period_s': 1e-6}},
+    {'policy': {'name': 'jpas', 'period_s': 1e-6}}],
+    ids=['circuits', 'policy'])
+def test_the_estimate_counts_decisions_on_a_timer(change):
+    """A period_s of 1e-6 (the least accepted) made the run of a job of
+    0.27 s 140,000-200,000 events where check said 973: each decision is
+    an event (a circuit decision a log line too), counted over the
+    span the link samples are."""
+    exp = experiment.from_dict(dict(BASE, **change))
+    plain = bounds.estimate(experiment.from_dict(BASE))
+    est = bounds.estimate(exp)
+    span = min(bounds.limit_time_s(exp, est.ideal_s), est.ideal_s + 1)
+    assert est.events >= plain.events + span / 1e-6
+    if 'circuits' in change:
+        assert est.log_bytes >= span / 1e-6 * bounds.DECISION_LINE_BYTES
+
+
+PEAK = ('import resource, sys\n'
+        'from netsched import cli\n'
+        'rc = cli.main(sys.argv[1:])\n'
+        'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n'
+        'sys.exit(rc)\n')
+
+
+def test_a_run_of_many_link_samples_stays_within_the_estimate(tmp_path):
+    """sample_s 2e-6 (100,000 samples of a 0.2 s run): reading its log
+    back for the report peaked well past the 150 MiB check said, which
+    counted the run and not the reading."""
+    path = write(tmp_path, dict(BASE, sample_s=2e-6))
+    est = bounds.estimate(experiment.load(path))
+    r = subprocess.run([sys.executable, '-c', PEAK, 'run', path, '--out',
+                        str(tmp_path / 'run')], capture_output=True,
+                       text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    peak = int(r.stdout.strip().splitlines()[-1])
+    assert peak <= est.memory_bytes, (peak, est.text())
+
+
+def test_a_derived_log_limit_fits_the_disk(monkeypatch):
+    """link_bps 1000, the least accepted: its log is estimated at 9.4 GiB
+    and 20 times that (188 GiB) was the limit, past the disk's 71 GiB
+    free: no bound at all. A derived limit is at most half the disk
+    free, never below the estimate; one the file sets stands."""
+    exp = experiment.from_dict(dict(BASE, link_bps=1000))
+    est = bounds.estimate(exp)
+    gib = 2 ** 30
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 40 * gib)
+    assert bounds.limits(exp, est).log_bytes == 20 * gib
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 10 * gib)
+    assert bounds.limits(exp, est).log_bytes == est.log_bytes
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: None)
+    assert bounds.limits(exp, est).log_bytes == int(
+        bounds.COUNT_FACTOR * est.log_bytes)
+    monkeypatch.setattr(bounds, '_free_bytes', lambda d: 40 * gib)
+    given = experiment.from_dict(dict(BASE, link_bps=1000,
+                                      max_log_mb=100000))
+    assert bounds.limits(given, est).log_bytes == 100000 * 2 ** 20
