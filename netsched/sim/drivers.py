@@ -111,8 +111,10 @@ class PlanDriver:
         for t in tasks:
             for d in t.deps:
                 self.dependents[d].append(t.id)
-        self.conn_queue = {c.id: [] for c in plan.conns}
-        self.conn_busy = {c.id: False for c in plan.conns}
+        # per connection (ids are list indices): its waiting sends, and
+        # whether a send of it is under way (none waits on an idle one)
+        self.conn_queue = [[] for _ in plan.conns]
+        self.conn_busy = [False] * len(plan.conns)
         # connections with a send that has an order key: elsewhere the
         # next send is the first ready, found without scanning the queue
         # (a parameter server's connection queues a whole model)
@@ -142,9 +144,17 @@ class PlanDriver:
         self.failed = set()             # jobs whose agent was killed
         self.ended = set()              # jobs that finished
         self.finished = set()           # tasks done
+        # the engine's index of each coflow opened (a lookup per send)
+        self.coflow_index = {}
+        # whether any send has an urgency (flow_fields adds to its line)
+        self.urgent = any(t.urgency is not None for t in tasks
+                          if t.kind == 'send')
 
     def start(self, eng):
         self.eng = eng
+        # one flow at a time without lists, where the engine can (the
+        # ns-3 backend's takes add_flows)
+        self._add_send = getattr(eng, 'add_send', None)
         for t in self.plan.tasks:
             if not t.deps:
                 eng.at(t.not_before, self._ready, t)
@@ -161,19 +171,22 @@ class PlanDriver:
         eng = self.eng
         if t.job in self.failed:
             return
-        if t.not_before > eng.now:
+        now = eng.now
+        if t.not_before > now:
             eng.at(t.not_before, self._ready, t)
             return
-        if t.job not in self.started_jobs and t.kind == 'compute':
+        kind = t.kind
+        if kind == 'compute' and t.job not in self.started_jobs:
             self.started_jobs.add(t.job)
             # workers: the iter events that end each of its iterations
-            eng.log.write(eng.now, 'job_start', job=t.job,
+            eng.log.write(now, 'job_start', job=t.job,
                           workers=self.marks_left.get((t.job, 0), 0))
-        if t.kind == 'send':
-            self.ready_at[t.id] = eng.now
+        if kind == 'send':
+            self.ready_at[t.id] = now
             if t.coflow not in self.open_coflows:
                 self.open_coflows.add(t.coflow)
-                eng.coflow(t.coflow, eng.now, t.job)
+                self.coflow_index[t.coflow] = eng.coflow(t.coflow, now,
+                                                         t.job)
                 eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
                               iter=t.iter,
                               bytes=self.plan.coflow_bytes[t.coflow])
@@ -183,8 +196,8 @@ class PlanDriver:
                 self.senders.event(t.job, t.host, 'ready', t)
             else:
                 self.enqueue(t)
-        elif t.kind == 'compute':
-            start = self.grid.start(eng, t)
+        elif kind == 'compute':
+            start = self.grid.start(eng, t) if self.grid.shifts else now
             if t.dur > 0:
                 self.compute.setdefault(t.host, ComputeSpans()).add(
                     (t.job, t.iter), start, start + t.dur)
@@ -201,9 +214,17 @@ class PlanDriver:
         self.grid.set(self.eng, shifts)
 
     def enqueue(self, t):
-        self.conn_queue[t.conn].append(t)
-        if not self.conn_busy[t.conn]:
-            self._send_next(t.conn)
+        conn = t.conn
+        if self.conn_busy[conn]:
+            self.conn_queue[conn].append(t)
+        elif t.prophet is None and not self.send_jitter_s > 0:
+            # an idle connection's queue is empty: it takes t at once,
+            # as _send_next would
+            self.conn_busy[conn] = True
+            self._start_send(t)
+        else:
+            self.conn_queue[conn].append(t)
+            self._send_next(conn)
 
     def _send_next(self, conn):
         q = self.conn_queue[conn]
@@ -223,9 +244,15 @@ class PlanDriver:
     def _start_send(self, t):
         del self.seen.unstarted[t.coflow][t.id]
         c = self.plan.conns[t.conn]
-        self.eng.add_flows([t.host], [t.dst], [t.bytes],
-                           self.eng.coflow(t.coflow, self.eng.now, t.job),
-                           tags=[t], sport=[c.sport], dport=[c.dport])
+        eng = self.eng
+        cof = self.coflow_index.get(t.coflow)
+        if cof is None:
+            cof = eng.coflow(t.coflow, eng.now, t.job)
+        if self._add_send is not None:
+            self._add_send(t.host, t.dst, t.bytes, cof, t, c.sport, c.dport)
+        else:
+            eng.add_flows([t.host], [t.dst], [t.bytes], cof, tags=[t],
+                          sport=[c.sport], dport=[c.dport])
 
     def view(self, coflows, active, clairvoyant):
         """What the policy sees beyond the flows: :meth:`PlanView.view`."""
@@ -235,6 +262,8 @@ class PlanDriver:
         """The flow events' fields beyond the engine's, per flow: a
         model data send's ready time and urgency (as the emulator logs
         them)."""
+        if not self.urgent:
+            return [''] * len(ids)
         tags = self.eng.flow_tag
         out = []
         for i in ids.tolist():
@@ -256,10 +285,14 @@ class PlanDriver:
             self._sent(self.eng.flow_tag[i])
 
     def on_flows_done(self, ids):
+        tags, early = self.eng.flow_tag, self.sent_early
+        queue, busy = self.conn_queue, self.conn_busy
         for i in ids.tolist():
-            t = self.eng.flow_tag[i]
-            if i in self.sent_early:
-                self.sent_early.discard(i)
+            t = tags[i]
+            if i in early:
+                early.discard(i)
+            elif t.prophet is None and not queue[t.conn]:
+                busy[t.conn] = False        # _sent: nothing waits
             else:
                 self._sent(t)
             self._done(t)
@@ -289,7 +322,7 @@ class PlanDriver:
         tags = eng.flow_tag
         eng.cancel(np.array([tags[i] is not None and tags[i].job in hit
                              for i in eng.a_id.tolist()], bool))
-        for conn, q in self.conn_queue.items():
+        for q in self.conn_queue:
             q[:] = [t for t in q if t.job not in self.failed]
         # out of the policy's view
         for sends in self.seen.unstarted.values():
@@ -297,7 +330,7 @@ class PlanDriver:
                 del sends[tid]
         busy = {tags[i].conn for i in eng.a_id.tolist()
                 if tags[i] is not None}
-        for conn in self.conn_queue:
+        for conn in range(len(self.conn_queue)):
             if self.conn_busy[conn] and conn not in busy:
                 self._send_next(conn)
         for b, st in self.stage_of.items():
@@ -341,10 +374,11 @@ class PlanDriver:
             nxt = self.next_stage.get((st.group, st.index + 1))
             if nxt is not None:
                 self._stage_start(nxt)
+        pending, tasks = self.pending, self.plan.tasks
         for d in self.dependents[t.id]:
-            self.pending[d] -= 1
-            if self.pending[d] == 0:
-                self._ready(self.plan.tasks[d])
+            pending[d] -= 1
+            if pending[d] == 0:
+                self._ready(tasks[d])
 
 
 class PlanView:
