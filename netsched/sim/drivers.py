@@ -106,30 +106,36 @@ class PlanDriver:
         self.send_jitter_s = float(send_jitter_s)
         self.rng = random.Random(seed)
         tasks = plan.tasks
-        self.pending = [len(t.deps) for t in tasks]
-        self.dependents = [[] for _ in tasks]
-        for t in tasks:
-            for d in t.deps:
-                self.dependents[d].append(t.id)
+        self.pending = pending = [0] * len(tasks)
+        self.dependents = dependents = [[] for _ in tasks]
+        # connections with a send that has an order key: elsewhere the
+        # next send is the first ready, found without scanning the queue
+        # (a parameter server's connection queues a whole model)
+        self.ordered = ordered = set()
+        self.coflow_left = coflow_left = {}
+        self.marks_left = marks_left = {}
+        # whether any send has an urgency (flow_fields adds to its line)
+        self.urgent = False
+        # one pass over a plan's (hundreds of thousands of) tasks
+        for i, t in enumerate(tasks):
+            if t.deps:
+                pending[i] = len(t.deps)
+                for d in t.deps:
+                    dependents[d].append(t.id)
+            kind = t.kind
+            if kind == 'send':
+                coflow_left[t.coflow] = coflow_left.get(t.coflow, 0) + 1
+                if t.order is not None:
+                    ordered.add(t.conn)
+                if t.urgency is not None:
+                    self.urgent = True
+            elif kind == 'mark':
+                key = (t.job, t.iter)
+                marks_left[key] = marks_left.get(key, 0) + 1
         # per connection (ids are list indices): its waiting sends, and
         # whether a send of it is under way (none waits on an idle one)
         self.conn_queue = [[] for _ in plan.conns]
         self.conn_busy = [False] * len(plan.conns)
-        # connections with a send that has an order key: elsewhere the
-        # next send is the first ready, found without scanning the queue
-        # (a parameter server's connection queues a whole model)
-        self.ordered = {t.conn for t in tasks
-                        if t.kind == 'send' and t.order is not None}
-        self.coflow_left = {}
-        for t in tasks:
-            if t.kind == 'send':
-                self.coflow_left[t.coflow] = self.coflow_left.get(
-                    t.coflow, 0) + 1
-        self.marks_left = {}
-        for t in tasks:
-            if t.kind == 'mark':
-                key = (t.job, t.iter)
-                self.marks_left[key] = self.marks_left.get(key, 0) + 1
         self.started_jobs = set()
         self.seen = PlanView(self)
         self.open_coflows = set()
@@ -146,9 +152,6 @@ class PlanDriver:
         self.finished = set()           # tasks done
         # the engine's index of each coflow opened (a lookup per send)
         self.coflow_index = {}
-        # whether any send has an urgency (flow_fields adds to its line)
-        self.urgent = any(t.urgency is not None for t in tasks
-                          if t.kind == 'send')
 
     def start(self, eng):
         self.eng = eng
@@ -416,14 +419,18 @@ class PlanView:
         # job -> the coflows of its last planned iteration not yet ended
         # (a collective job has many; the last one takes it out of view)
         self.last_coflows = {}
+        last_iter = {j: jp.iterations - 1 for j, jp in plan.jobs.items()}
+        unstarted = self.unstarted
         for t in plan.tasks:
             if t.kind != 'send':
                 continue
-            self.unstarted.setdefault(t.coflow, {})[t.id] = t
+            u = unstarted.get(t.coflow)
+            if u is None:
+                u = unstarted[t.coflow] = {}
+            u[t.id] = t
             if t.iter == 0:
                 self.first_sends.setdefault(t.job, []).append(t)
-            if t.job is not None and \
-                    t.iter == plan.jobs[t.job].iterations - 1:
+            if t.job is not None and t.iter == last_iter[t.job]:
                 self.last_coflows.setdefault(t.job, set()).add(t.coflow)
 
     def path(self, t):
