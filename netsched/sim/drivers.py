@@ -88,6 +88,30 @@ def _next_send(q):
     return best
 
 
+def _coflow_line(log, t, now, nbytes):
+    """The ``coflow`` event of send ``t``'s coflow: a plan has one per
+    collective step, and EventLog.write's text is made here at a third
+    of its cost (where the log takes lines: a test's stand-in may not)."""
+    if getattr(log, 'line', None) is None:
+        log.write(now, 'coflow', coflow=t.coflow, job=t.job, iter=t.iter,
+                  bytes=nbytes)
+        return
+    log.line('{"coflow":%s,"job":%s,"iter":%s,"bytes":%s,"t":%r,'
+             '"ev":"coflow"}\n' % (
+                 quote(t.coflow), value_text(t.job), value_text(t.iter),
+                 value_text(nbytes), round(float(now), 9)))
+
+
+def _coflow_end_line(log, t, now):
+    """The ``coflow_end`` event of send ``t``'s coflow, as
+    :func:`_coflow_line`."""
+    if getattr(log, 'line', None) is None:
+        log.write(now, 'coflow_end', coflow=t.coflow)
+        return
+    log.line('{"coflow":%s,"t":%r,"ev":"coflow_end"}\n' % (
+        quote(t.coflow), round(float(now), 9)))
+
+
 class PlanDriver:
     """Executes a workload task graph (netsched.workload) on the engine:
     compute phases are timers, sends are flows queued per connection,
@@ -190,7 +214,8 @@ class PlanDriver:
                 self.open_coflows.add(t.coflow)
                 self.coflow_index[t.coflow] = eng.coflow(t.coflow, now,
                                                          t.job)
-                self._coflow_line(t, now)
+                _coflow_line(eng.log, t, now,
+                             self.plan.coflow_bytes[t.coflow])
                 if t.job is not None and t.iter == 0:
                     self.seen.arrives(t.job)
             if t.prophet is not None:
@@ -208,21 +233,6 @@ class PlanDriver:
                 self._done(t)
         else:
             self._done(t)
-
-    def _coflow_line(self, t, now):
-        """The ``coflow`` event of send ``t``'s coflow: a plan has one
-        per collective step, and EventLog.write's text is made here at a
-        third of its cost."""
-        log = self.eng.log
-        nbytes = self.plan.coflow_bytes[t.coflow]
-        if getattr(log, 'line', None) is None:
-            log.write(now, 'coflow', coflow=t.coflow, job=t.job,
-                      iter=t.iter, bytes=nbytes)
-            return
-        log.line('{"coflow":%s,"job":%s,"iter":%s,"bytes":%s,"t":%r,'
-                 '"ev":"coflow"}\n' % (
-                     quote(t.coflow), value_text(t.job), value_text(t.iter),
-                     value_text(nbytes), round(float(now), 9)))
 
     def set_shifts(self, shifts):
         """The policy's time shifts (Decision.job_shift): see
@@ -369,12 +379,7 @@ class PlanDriver:
         if t.kind == 'send':
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:
-                line = getattr(eng.log, 'line', None)
-                if line is None:
-                    eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
-                else:                   # write()'s text, made here
-                    line('{"coflow":%s,"t":%r,"ev":"coflow_end"}\n' % (
-                        quote(t.coflow), round(float(eng.now), 9)))
+                _coflow_end_line(eng.log, t, eng.now)
                 self.seen.coflow_ended(t)
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
