@@ -425,7 +425,8 @@ class PlanView:
         # (a collective job has many; the last one takes it out of view)
         self.last_coflows = {}
         last_iter = {j: jp.iterations - 1 for j, jp in plan.jobs.items()}
-        unstarted = self.unstarted
+        unstarted, first, last = (self.unstarted, self.first_sends,
+                                  self.last_coflows)
         for t in plan.tasks:
             if t.kind != 'send':
                 continue
@@ -433,10 +434,17 @@ class PlanView:
             if u is None:
                 u = unstarted[t.coflow] = {}
             u[t.id] = t
+            # (no list or set made per send for setdefault to drop)
             if t.iter == 0:
-                self.first_sends.setdefault(t.job, []).append(t)
+                f = first.get(t.job)
+                if f is None:
+                    f = first[t.job] = []
+                f.append(t)
             if t.job is not None and t.iter == last_iter[t.job]:
-                self.last_coflows.setdefault(t.job, set()).add(t.coflow)
+                c = last.get(t.job)
+                if c is None:
+                    c = last[t.job] = set()
+                c.add(t.coflow)
 
     def path(self, t):
         """A send's path id (its connection's, cached)."""
