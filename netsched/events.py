@@ -17,11 +17,11 @@ import numpy as np
 from .errors import ConfigError
 
 
-quote = _quote = json.encoder.encode_basestring_ascii
+_quote = json.encoder.encode_basestring_ascii
 _KEYS = {}                       # field name -> its quoted text and ':'
 
 
-def value_text(v):
+def _json(v):
     """json.dumps(v, separators=(',', ':')): a string, an int, a finite
     float or None without the encoder, anything else with it."""
     tp = type(v)
@@ -58,13 +58,8 @@ class EventLog:
             kq = keys.get(k)
             if kq is None:
                 kq = keys[k] = _quote(k) + ':'
-            parts.append(kq + value_text(v))
-        self.line('{' + ','.join(parts) + '}\n')
-
-    def line(self, s):
-        """One event's line, made by the caller as :meth:`write` makes
-        it (``t`` rounded to 9 places, then ``ev``, last)."""
-        self._f.write(s)
+            parts.append(kq + _json(v))
+        self._f.write('{' + ','.join(parts) + '}\n')
         self.count += 1
         if self.count % 256 == 0:
             now = time.monotonic()

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from ..events import FLOW_LINE, quote, value_text
+from ..events import FLOW_LINE
 from ..policies import JobView
 from ..host.compute import ComputeSpans
 from ..host.shifts import gate
@@ -86,30 +86,6 @@ def _next_send(q):
                                     or t.order < q[best].order):
             best = i
     return best
-
-
-def _coflow_line(log, t, now, nbytes):
-    """The ``coflow`` event of send ``t``'s coflow: a plan has one per
-    collective step, and EventLog.write's text is made here at a third
-    of its cost (where the log takes lines: a test's stand-in may not)."""
-    if getattr(log, 'line', None) is None:
-        log.write(now, 'coflow', coflow=t.coflow, job=t.job, iter=t.iter,
-                  bytes=nbytes)
-        return
-    log.line('{"coflow":%s,"job":%s,"iter":%s,"bytes":%s,"t":%r,'
-             '"ev":"coflow"}\n' % (
-                 quote(t.coflow), value_text(t.job), value_text(t.iter),
-                 value_text(nbytes), round(float(now), 9)))
-
-
-def _coflow_end_line(log, t, now):
-    """The ``coflow_end`` event of send ``t``'s coflow, as
-    :func:`_coflow_line`."""
-    if getattr(log, 'line', None) is None:
-        log.write(now, 'coflow_end', coflow=t.coflow)
-        return
-    log.line('{"coflow":%s,"t":%r,"ev":"coflow_end"}\n' % (
-        quote(t.coflow), round(float(now), 9)))
 
 
 class PlanDriver:
@@ -214,8 +190,9 @@ class PlanDriver:
                 self.open_coflows.add(t.coflow)
                 self.coflow_index[t.coflow] = eng.coflow(t.coflow, now,
                                                          t.job)
-                _coflow_line(eng.log, t, now,
-                             self.plan.coflow_bytes[t.coflow])
+                eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
+                              iter=t.iter,
+                              bytes=self.plan.coflow_bytes[t.coflow])
                 if t.job is not None and t.iter == 0:
                     self.seen.arrives(t.job)
             if t.prophet is not None:
@@ -379,7 +356,7 @@ class PlanDriver:
         if t.kind == 'send':
             self.coflow_left[t.coflow] -= 1
             if self.coflow_left[t.coflow] == 0:
-                _coflow_end_line(eng.log, t, eng.now)
+                eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
                 self.seen.coflow_ended(t)
         elif t.kind == 'mark':
             jp = self.plan.jobs[t.job]
