@@ -17,6 +17,25 @@ import numpy as np
 from .errors import ConfigError
 
 
+_quote = json.encoder.encode_basestring_ascii
+_KEYS = {}                       # field name -> its quoted text and ':'
+
+
+def _json(v):
+    """json.dumps(v, separators=(',', ':')): a string, an int, a finite
+    float or None without the encoder, anything else with it."""
+    tp = type(v)
+    if tp is str:
+        return _quote(v)
+    if tp is int:
+        return int.__repr__(v)
+    if tp is float and v - v == 0:
+        return float.__repr__(v)
+    if v is None:
+        return 'null'
+    return json.dumps(v, separators=(',', ':'))
+
+
 class EventLog:
     """Append-only writer; flushed at least every ``flush_s`` of wall
     time so an interrupted run keeps what it measured."""
@@ -31,7 +50,16 @@ class EventLog:
     def write(self, t, ev, **fields):
         fields['t'] = round(float(t), 9)
         fields['ev'] = ev
-        self._f.write(json.dumps(fields, separators=(',', ':')) + '\n')
+        # json.dumps(fields, separators=(',', ':'))'s text, its encoder
+        # not set up per line (a plan's every coflow has two lines)
+        keys = _KEYS
+        parts = []
+        for k, v in fields.items():
+            kq = keys.get(k)
+            if kq is None:
+                kq = keys[k] = _quote(k) + ':'
+            parts.append(kq + _json(v))
+        self._f.write('{' + ','.join(parts) + '}\n')
         self.count += 1
         if self.count % 256 == 0:
             now = time.monotonic()

@@ -106,28 +106,36 @@ class PlanDriver:
         self.send_jitter_s = float(send_jitter_s)
         self.rng = random.Random(seed)
         tasks = plan.tasks
-        self.pending = [len(t.deps) for t in tasks]
-        self.dependents = [[] for _ in tasks]
-        for t in tasks:
-            for d in t.deps:
-                self.dependents[d].append(t.id)
-        self.conn_queue = {c.id: [] for c in plan.conns}
-        self.conn_busy = {c.id: False for c in plan.conns}
+        self.pending = pending = [0] * len(tasks)
+        self.dependents = dependents = [[] for _ in tasks]
         # connections with a send that has an order key: elsewhere the
         # next send is the first ready, found without scanning the queue
         # (a parameter server's connection queues a whole model)
-        self.ordered = {t.conn for t in tasks
-                        if t.kind == 'send' and t.order is not None}
-        self.coflow_left = {}
-        for t in tasks:
-            if t.kind == 'send':
-                self.coflow_left[t.coflow] = self.coflow_left.get(
-                    t.coflow, 0) + 1
-        self.marks_left = {}
-        for t in tasks:
-            if t.kind == 'mark':
+        self.ordered = ordered = set()
+        self.coflow_left = coflow_left = {}
+        self.marks_left = marks_left = {}
+        # whether any send has an urgency (flow_fields adds to its line)
+        self.urgent = False
+        # one pass over a plan's (hundreds of thousands of) tasks
+        for i, t in enumerate(tasks):
+            if t.deps:
+                pending[i] = len(t.deps)
+                for d in t.deps:
+                    dependents[d].append(t.id)
+            kind = t.kind
+            if kind == 'send':
+                coflow_left[t.coflow] = coflow_left.get(t.coflow, 0) + 1
+                if t.order is not None:
+                    ordered.add(t.conn)
+                if t.urgency is not None:
+                    self.urgent = True
+            elif kind == 'mark':
                 key = (t.job, t.iter)
-                self.marks_left[key] = self.marks_left.get(key, 0) + 1
+                marks_left[key] = marks_left.get(key, 0) + 1
+        # per connection (ids are list indices): its waiting sends, and
+        # whether a send of it is under way (none waits on an idle one)
+        self.conn_queue = [[] for _ in plan.conns]
+        self.conn_busy = [False] * len(plan.conns)
         self.started_jobs = set()
         self.seen = PlanView(self)
         self.open_coflows = set()
@@ -142,9 +150,14 @@ class PlanDriver:
         self.failed = set()             # jobs whose agent was killed
         self.ended = set()              # jobs that finished
         self.finished = set()           # tasks done
+        # the engine's index of each coflow opened (a lookup per send)
+        self.coflow_index = {}
 
     def start(self, eng):
         self.eng = eng
+        # one flow at a time without lists, where the engine can (the
+        # ns-3 backend's takes add_flows)
+        self._add_send = getattr(eng, 'add_send', None)
         for t in self.plan.tasks:
             if not t.deps:
                 eng.at(t.not_before, self._ready, t)
@@ -161,19 +174,22 @@ class PlanDriver:
         eng = self.eng
         if t.job in self.failed:
             return
-        if t.not_before > eng.now:
+        now = eng.now
+        if t.not_before > now:
             eng.at(t.not_before, self._ready, t)
             return
-        if t.job not in self.started_jobs and t.kind == 'compute':
+        kind = t.kind
+        if kind == 'compute' and t.job not in self.started_jobs:
             self.started_jobs.add(t.job)
             # workers: the iter events that end each of its iterations
-            eng.log.write(eng.now, 'job_start', job=t.job,
+            eng.log.write(now, 'job_start', job=t.job,
                           workers=self.marks_left.get((t.job, 0), 0))
-        if t.kind == 'send':
-            self.ready_at[t.id] = eng.now
+        if kind == 'send':
+            self.ready_at[t.id] = now
             if t.coflow not in self.open_coflows:
                 self.open_coflows.add(t.coflow)
-                eng.coflow(t.coflow, eng.now, t.job)
+                self.coflow_index[t.coflow] = eng.coflow(t.coflow, now,
+                                                         t.job)
                 eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
                               iter=t.iter,
                               bytes=self.plan.coflow_bytes[t.coflow])
@@ -183,8 +199,8 @@ class PlanDriver:
                 self.senders.event(t.job, t.host, 'ready', t)
             else:
                 self.enqueue(t)
-        elif t.kind == 'compute':
-            start = self.grid.start(eng, t)
+        elif kind == 'compute':
+            start = self.grid.start(eng, t) if self.grid.shifts else now
             if t.dur > 0:
                 self.compute.setdefault(t.host, ComputeSpans()).add(
                     (t.job, t.iter), start, start + t.dur)
@@ -201,9 +217,17 @@ class PlanDriver:
         self.grid.set(self.eng, shifts)
 
     def enqueue(self, t):
-        self.conn_queue[t.conn].append(t)
-        if not self.conn_busy[t.conn]:
-            self._send_next(t.conn)
+        conn = t.conn
+        if self.conn_busy[conn]:
+            self.conn_queue[conn].append(t)
+        elif t.prophet is None and not self.send_jitter_s > 0:
+            # an idle connection's queue is empty: it takes t at once,
+            # as _send_next would
+            self.conn_busy[conn] = True
+            self._start_send(t)
+        else:
+            self.conn_queue[conn].append(t)
+            self._send_next(conn)
 
     def _send_next(self, conn):
         q = self.conn_queue[conn]
@@ -223,9 +247,15 @@ class PlanDriver:
     def _start_send(self, t):
         del self.seen.unstarted[t.coflow][t.id]
         c = self.plan.conns[t.conn]
-        self.eng.add_flows([t.host], [t.dst], [t.bytes],
-                           self.eng.coflow(t.coflow, self.eng.now, t.job),
-                           tags=[t], sport=[c.sport], dport=[c.dport])
+        eng = self.eng
+        cof = self.coflow_index.get(t.coflow)
+        if cof is None:
+            cof = eng.coflow(t.coflow, eng.now, t.job)
+        if self._add_send is not None:
+            self._add_send(t.host, t.dst, t.bytes, cof, t, c.sport, c.dport)
+        else:
+            eng.add_flows([t.host], [t.dst], [t.bytes], cof, tags=[t],
+                          sport=[c.sport], dport=[c.dport])
 
     def view(self, coflows, active, clairvoyant):
         """What the policy sees beyond the flows: :meth:`PlanView.view`."""
@@ -235,6 +265,8 @@ class PlanDriver:
         """The flow events' fields beyond the engine's, per flow: a
         model data send's ready time and urgency (as the emulator logs
         them)."""
+        if not self.urgent:
+            return [''] * len(ids)
         tags = self.eng.flow_tag
         out = []
         for i in ids.tolist():
@@ -256,10 +288,14 @@ class PlanDriver:
             self._sent(self.eng.flow_tag[i])
 
     def on_flows_done(self, ids):
+        tags, early = self.eng.flow_tag, self.sent_early
+        queue, busy = self.conn_queue, self.conn_busy
         for i in ids.tolist():
-            t = self.eng.flow_tag[i]
-            if i in self.sent_early:
-                self.sent_early.discard(i)
+            t = tags[i]
+            if i in early:
+                early.discard(i)
+            elif t.prophet is None and not queue[t.conn]:
+                busy[t.conn] = False        # _sent: nothing waits
             else:
                 self._sent(t)
             self._done(t)
@@ -289,7 +325,7 @@ class PlanDriver:
         tags = eng.flow_tag
         eng.cancel(np.array([tags[i] is not None and tags[i].job in hit
                              for i in eng.a_id.tolist()], bool))
-        for conn, q in self.conn_queue.items():
+        for q in self.conn_queue:
             q[:] = [t for t in q if t.job not in self.failed]
         # out of the policy's view
         for sends in self.seen.unstarted.values():
@@ -297,7 +333,7 @@ class PlanDriver:
                 del sends[tid]
         busy = {tags[i].conn for i in eng.a_id.tolist()
                 if tags[i] is not None}
-        for conn in self.conn_queue:
+        for conn in range(len(self.conn_queue)):
             if self.conn_busy[conn] and conn not in busy:
                 self._send_next(conn)
         for b, st in self.stage_of.items():
@@ -341,10 +377,11 @@ class PlanDriver:
             nxt = self.next_stage.get((st.group, st.index + 1))
             if nxt is not None:
                 self._stage_start(nxt)
+        pending, tasks = self.pending, self.plan.tasks
         for d in self.dependents[t.id]:
-            self.pending[d] -= 1
-            if self.pending[d] == 0:
-                self._ready(self.plan.tasks[d])
+            pending[d] -= 1
+            if pending[d] == 0:
+                self._ready(tasks[d])
 
 
 class PlanView:
@@ -364,15 +401,27 @@ class PlanView:
         # job -> the coflows of its last planned iteration not yet ended
         # (a collective job has many; the last one takes it out of view)
         self.last_coflows = {}
+        last_iter = {j: jp.iterations - 1 for j, jp in plan.jobs.items()}
+        unstarted, first, last = (self.unstarted, self.first_sends,
+                                  self.last_coflows)
         for t in plan.tasks:
             if t.kind != 'send':
                 continue
-            self.unstarted.setdefault(t.coflow, {})[t.id] = t
+            u = unstarted.get(t.coflow)
+            if u is None:
+                u = unstarted[t.coflow] = {}
+            u[t.id] = t
+            # (no list or set made per send for setdefault to drop)
             if t.iter == 0:
-                self.first_sends.setdefault(t.job, []).append(t)
-            if t.job is not None and \
-                    t.iter == plan.jobs[t.job].iterations - 1:
-                self.last_coflows.setdefault(t.job, set()).add(t.coflow)
+                f = first.get(t.job)
+                if f is None:
+                    f = first[t.job] = []
+                f.append(t)
+            if t.job is not None and t.iter == last_iter[t.job]:
+                c = last.get(t.job)
+                if c is None:
+                    c = last[t.job] = set()
+                c.add(t.coflow)
 
     def path(self, t):
         """A send's path id (its connection's, cached)."""

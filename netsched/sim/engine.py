@@ -215,6 +215,16 @@ class Engine(Clock):
             self.rates.flows_started()
         return ids
 
+    def add_send(self, src, dst, size, coflow, tag, sport, dport):
+        """:meth:`add_flows` of one flow (a plan's send: one coflow
+        index, its tag, its ports), its id not returned."""
+        try:
+            self.table.start_send(src, dst, size, coflow, self.now, tag,
+                                  sport, dport)
+        except ValueError as e:
+            _no_route(self, e)
+        self.rates.flows_started()
+
     # --- the loop -----------------------------------------------------------
     def run(self, driver, until=None):
         """Run ``driver`` to its end or ``until`` (s); returns the time
@@ -363,7 +373,10 @@ class Engine(Clock):
         quoted.extend(json.dumps(n) for n in
                       self.coflows.names[len(quoted):])
         extra = getattr(self.driver, 'flow_fields', None)
-        if extra is None:
+        more = extra(ids) if extra else None
+        # a plan's sends without an urgency (collectives) add nothing:
+        # their lines are the compiled ones too
+        if more is None or not any(more):
             if self._flow_text is None:     # compiled, hosts ASCII
                 self._flow_text = all(h.isascii() for h in hosts) and \
                     kernels.FlowText(hosts)
@@ -373,7 +386,8 @@ class Engine(Clock):
             if text:
                 self.log.write_raw(text)
                 return
-        more = extra(ids) if extra else [''] * len(ids)
+        if more is None:
+            more = [''] * len(ids)
         # the floats' texts are kept (a trace's flows share sizes and
         # start times; repr is the costly part of a line); zeros and NaNs
         # are not (0.0 and -0.0 are one key, NaN is none)

@@ -150,6 +150,23 @@ class FlowTable:
         self._new.append((pid, c, hi[src], hi[dst], size, now_s, sp, dp))
         return np.arange(first, first + 1)
 
+    def start_send(self, src, dst, size_bytes, coflow, now_s, tag, sport,
+                   dport):
+        """One flow (a plan's send: host names, bytes, an engine coflow
+        index, its tag and ports), its id not returned: the entries
+        :meth:`start` makes, without its lists and arrays (a plan starts
+        its sends one by one)."""
+        size = float(size_bytes)
+        if size <= 0:
+            raise NetschedError('a flow must carry at least one byte')
+        pid = self.net.path_id(src, dst, sport, dport)
+        self._pending += 1
+        self.tags.append(tag)
+        self.coflows.active_flows[coflow] += 1
+        hi = self.host_index
+        self._new.append((pid, coflow, hi[src], hi[dst], size, now_s, sport,
+                          dport))
+
     def _flush(self):
         """The pending starts into the record and the active arrays, in
         the order they were made (np.r_ per start gave the same)."""

@@ -12,6 +12,7 @@ bytes (docs/experiment-format.md, "Limits"), derived from the estimate
 unless the experiment sets them.
 """
 import dataclasses
+import gc
 import math
 import os
 import shutil
@@ -262,16 +263,63 @@ def _one_iteration(spec, model):
     return got
 
 
+class _Counted:
+    """A task of a plan built only to be counted: what
+    Plan.send_totals reads (its dependencies are not kept)."""
+    __slots__ = ('kind', 'host', 'bytes')
+
+    def __init__(self, kind, host, bytes):
+        self.kind, self.host, self.bytes = kind, host, bytes
+
+    @property
+    def deps(self):
+        return []
+
+
+def _counting_plan():
+    """A Plan whose tasks are :class:`_Counted`: the same counts, at a
+    fraction of a full task's cost."""
+    from . import taskgraph
+
+    class Counting(taskgraph.Plan):
+        def add(self, kind, host, job, it, bytes=0, **kw):
+            self.tasks.append(_Counted(kind, host, bytes))
+            return len(self.tasks) - 1
+
+        def add_sends(self, sched, hosts, start, job, conns):
+            """collectives.emit's sends, counted: the same tasks and
+            connections, without their dependencies, coflows and
+            fields."""
+            tasks, first = self.tasks, len(self.tasks)
+            for t in sched.transfers:
+                src, dst = hosts[t.src], hosts[t.dst]
+                key = (src, dst, t.lane)
+                if key not in conns:
+                    conns[key] = self.conn(src, dst, job)
+                tasks.append(_Counted('send', src, t.bytes))
+            return [[first + a for a in d] or list(start[r])
+                    for r, d in enumerate(sched.done)]
+    return Counting()
+
+
 def _count_iteration(spec, model):
-    from . import parallelism, taskgraph
-    plan = taskgraph.Plan()
+    from . import parallelism
+    plan = _counting_plan()
     hosts = ['h%d' % i for i in range(spec.workers)]
     # one leaf holds them all: a hierarchical collective without its
     # group_size is counted as one group, the most transfers it can make
     plan.leaf_of.update((h, 'leaf') for h in hosts)
-    parallelism.job(plan, spec, 'estimate', model, 0.0, hosts,
-                    (1.0, 1.0, 0.0), 1)
-    return plan.send_totals()
+    # the collector paused: the plan's objects live until it is counted,
+    # and a collection meanwhile would traverse them and free nothing
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        parallelism.job(plan, spec, 'estimate', model, 0.0, hosts,
+                        (1.0, 1.0, 0.0), 1)
+        return plan.send_totals()
+    finally:
+        if was:
+            gc.enable()
 
 
 def _comm_s(spec, model, link_bps, one=None):
