@@ -222,7 +222,7 @@ class Engine(Clock):
             self.table.start_send(src, dst, size, coflow, self.now, tag,
                                   sport, dport)
         except ValueError as e:
-            _no_route(self, e)
+            no_route(self, e)
         self.rates.flows_started()
 
     # --- the loop -----------------------------------------------------------
