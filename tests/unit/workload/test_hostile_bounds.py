@@ -379,10 +379,14 @@ def test_the_estimate_counts_decisions_on_a_timer(change):
         assert est.log_bytes >= span / 1e-6 * bounds.DECISION_LINE_BYTES
 
 
-PEAK = ('import resource, sys\n'
+# VmHWM, not ru_maxrss: Linux carries a process's ru_maxrss over exec,
+# so a child of a big pytest would report the parent's peak
+PEAK = ('import re, sys\n'
         'from netsched import cli\n'
         'rc = cli.main(sys.argv[1:])\n'
-        'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n'
+        "hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status')"
+        '.read())\n'
+        'print(int(hwm.group(1)) * 1024)\n'
         'sys.exit(rc)\n')
 
 
