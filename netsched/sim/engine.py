@@ -39,11 +39,9 @@ from .. import routing
 from ..errors import NetschedError
 from ..events import FLOW_LINE
 
-# sim.runner pauses the garbage collector over a run; what the run
-# makes in reference cycles as it goes (networkx's max_weight_matching
-# makes classes in every call: a hybrid period_s of 1e-6 held 900 MB
-# over 0.2 s of simulated time) is collected every this many events,
-# the youngest generation only (after the first, the new objects)
+# sim.runner pauses the garbage collector over a run, so the reference
+# cycles a run keeps making (networkx's matching, per circuit decision)
+# are collected every this many events, the youngest generation only
 GC_EVENTS = 4096
 FULL = 0.999          # a link loaded to this share of its capacity is full
 

@@ -134,20 +134,13 @@ class FlowTable:
                    dport):
         """start() of one flow, without arrays (a plan starts its sends
         one by one: a million of them at k=32); the same entries."""
-        sp = 0 if sport is None else sport[0]
-        dp = 0 if dport is None else dport[0]
-        size = float(size_bytes[0])
-        if size <= 0:
-            raise NetschedError('a flow must carry at least one byte')
         c = int(coflow if isinstance(coflow, (int, np.integer))
                 else coflow[0])
-        pid = self.net.path_id(src, dst, sp, dp)
         first = self._record.n + self._pending
-        self._pending += 1
-        self.tags.append(tags[0] if tags is not None else None)
-        self.coflows.active_flows[c] += 1
-        hi = self.host_index
-        self._new.append((pid, c, hi[src], hi[dst], size, now_s, sp, dp))
+        self.start_send(src, dst, size_bytes[0], c, now_s,
+                        tags[0] if tags is not None else None,
+                        0 if sport is None else sport[0],
+                        0 if dport is None else dport[0])
         return np.arange(first, first + 1)
 
     def start_send(self, src, dst, size_bytes, coflow, now_s, tag, sport,
