@@ -277,11 +277,20 @@ def test_one_sweep_per_folder_and_runs_die_with_it(tmp_path):
         assert 'another sweep (pid %d)' % first.pid in second.stderr
         import psutil
         me = psutil.Process(first.pid)
-        assert _wait_for(lambda: me.children())
-        child = me.children()[0]
-        # the run it is on now: the first may have finished while the
-        # second sweep was refused
-        argv = child.cmdline()
+        running = []
+
+        def live_run():
+            # the run it is on now: the first may have finished (a zombie
+            # until the sweep reaps it) while the second was refused
+            for c in me.children():
+                try:
+                    running[:] = [c, c.cmdline()]
+                    return True
+                except (psutil.ZombieProcess, psutil.NoSuchProcess):
+                    continue
+            return False
+        assert _wait_for(live_run)
+        child, argv = running
         run_dir = argv[argv.index('--out') + 1]
         os.kill(first.pid, signal.SIGKILL)
         first.wait(30)
