@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .. import topology as topo
 from ..errors import ConfigError
+from .plan import Plan
 
 # the simulator's clock resolves a microsecond (sim.engine: half of
 # resolution_s is added to each event time); past 1e8 s a double's
@@ -56,10 +57,9 @@ SAMPLE_LINK_BYTES = 24
 DECISION_LINE_BYTES = 120       # a circuit_decision line
 # reading the log back (metrics.logread): events.scan parses a block of
 # 16 MiB at a time, an event other than a flow line a dict of up to this
-# many times its line's bytes (19 MB of link samples peaked 240 MB over
-# the run's own, 18 MB of circuit decisions 248 MB: 12.6x, 13.8x); a
-# sample kept is its t and dt, and a link's share of it its number,
-# utilisation and sample number
+# many times its line's bytes (docs/testing.md, "Hostile and careless
+# input"); a sample kept is its t and dt, and a link's share of it its
+# number, utilisation and sample number
 READ_BLOCK_BYTES = 1 << 24
 READ_FACTOR = 16
 SAMPLE_BYTES = 64
@@ -73,8 +73,8 @@ NS3_LONG_S = 3600.0
 WARN_SHARE = 0.25
 REFUSE_SHARE = 0.8
 WARN_EVENTS = 5 * 10 ** 7
-# a derived limit on the event log: at most this share of the disk free
-# (20 x the estimate of a link_bps 1000 run was 188 GiB, with 71 GiB free)
+# a derived limit on the event log: at most this share of the disk free,
+# which a multiple of the estimate can pass
 DISK_SHARE = 0.5
 
 
@@ -276,35 +276,20 @@ class _Counted:
         return []
 
 
-def _counting_plan():
+class _CountingPlan(Plan):
     """A Plan whose tasks are :class:`_Counted`: the same counts, at a
-    fraction of a full task's cost."""
-    from . import taskgraph
+    fraction of a full task's cost (collectives.emit skips a counted
+    send's dependencies and coflow)."""
+    counting = True
 
-    class Counting(taskgraph.Plan):
-        def add(self, kind, host, job, it, bytes=0, **kw):
-            self.tasks.append(_Counted(kind, host, bytes))
-            return len(self.tasks) - 1
-
-        def add_sends(self, sched, hosts, start, job, conns):
-            """collectives.emit's sends, counted: the same tasks and
-            connections, without their dependencies, coflows and
-            fields."""
-            tasks, first = self.tasks, len(self.tasks)
-            for t in sched.transfers:
-                src, dst = hosts[t.src], hosts[t.dst]
-                key = (src, dst, t.lane)
-                if key not in conns:
-                    conns[key] = self.conn(src, dst, job)
-                tasks.append(_Counted('send', src, t.bytes))
-            return [[first + a for a in d] or list(start[r])
-                    for r, d in enumerate(sched.done)]
-    return Counting()
+    def add(self, kind, host, job, it, bytes=0, **kw):
+        self.tasks.append(_Counted(kind, host, bytes))
+        return len(self.tasks) - 1
 
 
 def _count_iteration(spec, model):
     from . import parallelism
-    plan = _counting_plan()
+    plan = _CountingPlan()
     hosts = ['h%d' % i for i in range(spec.workers)]
     # one leaf holds them all: a hierarchical collective without its
     # group_size is counted as one group, the most transfers it can make

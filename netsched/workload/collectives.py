@@ -370,15 +370,18 @@ def emit(plan, sched, hosts, start, job, it, coflow, conns, **send):
     collectives (a connection's sends go one at a time, in order);
     ``send``: the sends' other fields. Returns per rank the tasks its
     result waits for (its start where it receives nothing)."""
-    count = getattr(plan, 'add_sends', None)
-    if count is not None:           # a plan built to be counted (bounds)
-        return count(sched, hosts, start, job, conns)
+    # a plan built only to be counted (workload.bounds) takes the same
+    # tasks and connections without their dependencies and coflows
+    counting = getattr(plan, 'counting', False)
     ids = []
     for t in sched.transfers:
         src, dst = hosts[t.src], hosts[t.dst]
         key = (src, dst, t.lane)
         if key not in conns:
             conns[key] = plan.conn(src, dst, job)
+        if counting:
+            ids.append(plan.add('send', src, job, it, bytes=t.bytes))
+            continue
         cf = '%s.s%d' % (coflow, t.step)
         plan.coflow_bytes[cf] = plan.coflow_bytes.get(cf, 0) + t.bytes
         ids.append(plan.add('send', src, job, it,
