@@ -21,6 +21,15 @@ def available():
         return False
 
 
+def version():
+    """The installed ns3 package's version, '' where it is not known."""
+    from importlib import metadata
+    try:
+        return metadata.version('ns3')
+    except metadata.PackageNotFoundError:
+        return ''
+
+
 def load():
     """(ns, netsched's C++ namespace): ns-3's bindings with core.h
     compiled into them. A ConfigError saying how to install ns-3 where

@@ -77,7 +77,7 @@ def run(exp, log_path, say, bar=None):
     total = sum(1 for t in plan.tasks if t.kind == 'send')
     say('%d jobs, %d tasks, %d connections; ns-3 %s, %s, control delay '
         '%g ms' % (len(plan.jobs), len(plan.tasks), len(plan.conns),
-                   getattr(ns, '__version__', ''),
+                   loader.version(),
                    'DCTCP/ECN' if cfg.ecn else cfg.congestion_control,
                    cfg.control_delay_s * 1e3))
     t0 = time.monotonic()
