@@ -604,7 +604,9 @@ def run(exp, log_path, say, attach=None, bar=None):
             say('%d agents connected; running' % len(c.hosts))
             info = c.run()
         # what the run measured of its own fidelity (pipeline.verdict)
-        log.write(time.monotonic() - c.t0, 'fidelity',
-                  figures=info['fidelity'])
+        figures = info['fidelity']
+        if exp.fidelity_forecast is not None:
+            figures = dict(figures, packets=exp.fidelity_forecast)
+        log.write(time.monotonic() - c.t0, 'fidelity', figures=figures)
         log.write(time.monotonic() - c.t0, 'run_end')
     return info

@@ -146,6 +146,9 @@ class Experiment:
     ns3: Ns3Config = Ns3Config()
     # scale: auto's choice (pipeline.autoscale): the scale and why
     scale_choice: dict = None
+    # an emulated run's packet forecast (pipeline.forecast), made before
+    # it starts
+    fidelity_forecast: dict = None
     raw: dict = field(default=None, compare=False, repr=False)
 
     def graph(self):

@@ -220,7 +220,8 @@ def confusion(rows):
 def verdict_table(rows):
     """The runs with their errors, verdicts and lags, then the confusion
     matrix, as text."""
-    keys = ('datapath', 'agents', 'controller', 'tcp')
+    keys = ('datapath', 'agents', 'controller', 'tcp', 'packets_jobs',
+            'packets_coflows')
     lines = ['%-12s %-10s %3s %7s %7s %6s %-9s %s' % (
         'experiment', 'policy', 'rep', 'jobs', 'coflows', 'target',
         'verdict', ' '.join('%10s' % k for k in keys))]
@@ -232,9 +233,11 @@ def verdict_table(rows):
             'meets' if r['within'] else 'MISSES', r['verdict'],
             ' '.join('%10s' % _pc(r['lags'].get(k)) for k in keys)))
     c = confusion(rows)
-    lines += ['lags: each as a %% of the run\'s time scale (median ideal coflow time) '
-              '(limits: %s)' % ', '.join('%s %.0f%%' % (k, 100 * v) for k, v
-                                         in verdict.LIMITS.items()),
+    lines += ['lags: each as a %% of the run\'s time scale (median ideal '
+              'coflow time); packets_*: the simulator with the emulator\'s '
+              'packets against its fluid model (limits: %s)' % ', '.join(
+                  '%s %.1f%%' % (k, 100 * v) for k, v in
+                  verdict.LIMITS.items()),
               'verdict against the targets (%d runs):' % len(rows),
               '  faithful: %d meet, %d miss' % (
                   c['faithful', True], c['faithful', False]),

@@ -11,6 +11,7 @@ the cause and ends its log with ``run_incomplete``; one killed outright
 leaves it saying running (metrics.stop_state tells the two apart).
 summary.json is written by a run that finished only.
 """
+import dataclasses
 import json
 import os
 import platform
@@ -23,6 +24,7 @@ import time
 import yaml
 
 from .. import ROOT, __version__
+from . import forecast
 from . import metrics
 from . import paths
 from . import verdict
@@ -277,6 +279,12 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
         # links down that strand a job's traffic refuse the run before
         # its folder is touched (the backend plans it again)
         check(exp)
+    if exp.backend == 'emu':
+        # what the emulator's packets alone will cost (the verdict names
+        # it): a simulation, before anything of the run is made
+        fc = forecast.packets(exp, meta(exp))
+        say(forecast.line(fc))
+        exp = dataclasses.replace(exp, fidelity_forecast=fc)
     out_dir = out_dir or default_out(exp)
     if os.path.isdir(out_dir):         # --force: the run before goes
         cleared = clear(out_dir)

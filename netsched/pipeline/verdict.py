@@ -12,6 +12,8 @@ suite against the simulator (docs/fidelity.md, "The verdict").
 """
 import statistics
 
+from ..qos import MAX_CLASSES
+
 # the most each lag may be, as a fraction of the time scale (time_scale),
 # for a run to count as faithful (docs/fidelity.md, "The verdict")
 LIMITS = {
@@ -22,6 +24,14 @@ LIMITS = {
     # priority most of it is time a starved connection waits anyway
     'tcp': 0.50,
     'probes_lost': 0.01,  # of the probes sent
+    # the simulator with the emulator's packets against its fluid model
+    # (pipeline.forecast), per job and per coflow: half the suite's
+    # targets, the rest left to the emulator's other differences
+    'packets_jobs': 0.05,
+    'packets_coflows': 0.075,
+    # the share of the coflows' time in which two or more of them shared
+    # the lowest class, beyond the simulator's under the same policy
+    'floor': 0.20,
 }
 FAITHFUL, DEGRADED = 'faithful', 'degraded'
 
@@ -92,6 +102,8 @@ def judge(figures, summary, limits=LIMITS):
             causes.append('datapath: %d of %d probes lost (limit %.0f%%)'
                           % (dp['probes_lost'], dp['probes_sent'],
                              100 * limits['probes_lost']))
+    causes += _packets(figures.get('packets'), limits, rel)
+    causes += _floor(figures, limits, rel)
     if scale is None:
         causes.append('unknown: no coflow finished, nothing to set the '
                       'lags against')
@@ -99,6 +111,84 @@ def judge(figures, summary, limits=LIMITS):
             'causes': causes, 'time_scale_s': scale,
             'lags': {k: round(v, 4) for k, v in rel.items()},
             'figures': figures, 'limits': dict(limits)}
+
+
+def _packets(fc, limits, rel):
+    """The packet forecast's cause (a list of at most one line), its
+    figures into ``rel``."""
+    if not fc:
+        return []
+    over = []
+    for kind in ('jobs', 'coflows'):
+        k = 'packets_' + kind
+        if fc.get(kind) is None or k not in limits:
+            continue
+        rel[k] = fc[kind]
+        if fc[kind] > limits[k]:
+            over.append('%.1f%% per %s (limit %.1f%%)' % (
+                100 * fc[kind], kind[:-1], 100 * limits[k]))
+    if not over:
+        return []
+    return ['packets: at scale %g a %d-byte packet takes %.2f ms on the '
+            'slowest emulated link, and with packets that coarse the '
+            'simulator parts from its fluid model by %s: the emulated '
+            'network answers differently from the one it stands for, '
+            'however well the datapath keeps up'
+            % (fc['scale'], fc['mtu'], fc['packet_ms'], ' and '.join(over))]
+
+
+def floor_class(queues):
+    """The lowest class of a run whose meta says ``queues`` (a number
+    of classes, or 'exact': the most a switch port has)."""
+    return (queues if isinstance(queues, int) else MAX_CLASSES) - 1
+
+
+def floor_share(coflows, changes, floor):
+    """The share of the time some coflow is under way (first arrival to
+    last end) in which two or more coflows under way sat in class
+    ``floor`` or below: where a policy's order has run out of classes.
+    ``coflows``: {id: {arrival_s, end_s}}; ``changes``: (t, {coflow:
+    class}) as decided (a coflow not yet classed is in class 0). None
+    when no coflow both arrived and ended."""
+    marks = []
+    for c, r in coflows.items():
+        if r.get('arrival_s') is not None and r.get('end_s') is not None:
+            marks.append((r['arrival_s'], 1, c))
+            marks.append((r['end_s'], -1, c))
+    if not marks:
+        return None
+    marks += [(t, 0, ch) for t, ch in changes]
+    marks.sort(key=lambda m: (m[0], m[1]))
+    begin, end = marks[0][0], max(m[0] for m in marks if m[1] == -1)
+    cls, live, crowded, last = {}, set(), 0.0, begin
+    for t, kind, what in marks:
+        if sum(cls.get(c, 0) >= floor for c in live) >= 2:
+            crowded += min(t, end) - min(last, end)
+        last = t
+        if kind == 0:
+            cls.update(what)
+        elif kind == 1:
+            live.add(what)
+        else:
+            live.discard(what)
+    return crowded / (end - begin) if end > begin else 0.0
+
+
+def _floor(figures, limits, rel):
+    """The lowest class's crowding beyond the simulator's (a list of at
+    most one cause), its figure into ``rel``."""
+    own = (figures.get('classes') or {}).get('floor_share')
+    sim = (figures.get('packets') or {}).get('floor_share')
+    if own is None or sim is None or 'floor' not in limits:
+        return []
+    rel['floor'] = max(0.0, own - sim)
+    if rel['floor'] <= limits['floor']:
+        return []
+    return ['classes: two or more coflows shared the lowest class for '
+            '%.0f%% of the coflows\' time, against %.0f%% in the simulator '
+            'under the same policy (limit %.0f points more): the policy\'s '
+            'order fell into one class (classes only move down, so each swap '
+            'of ranks pushes the coflows behind it lower)' % (100 * own, 100 * sim, 100 * limits['floor'])]
 
 
 _WHAT = {

@@ -222,6 +222,7 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
     wrote, reads = {}, {}         # emulator: flow -> last write, 1st read
     started, ended, stops = None, False, []   # the run's own records
     fidelity = None
+    class_changes = []            # (t, {coflow: class}) as decided
     workers = {}                  # job -> iter events that end an iteration
     for e in evs:
         if type(e) is evlog.FlowColumns:
@@ -293,6 +294,8 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
             jobs.setdefault(e['job'], {'arrival_s': None, 'end_s': None})
         elif k == 'run_start':
             started = e
+        elif k == 'classes':
+            class_changes.append((t, e['classes']))
         elif k == 'fidelity':             # the emulator's own measures
             fidelity = e.get('figures')
         elif k == 'run_end':
@@ -309,7 +312,7 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
                    for i in set(wrote) | set(reads)},
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None,
-         'fidelity': fidelity,
+         'fidelity': fidelity, 'class_changes': class_changes,
          'log': {'start': started, 'ended': ended, 'stops': stops,
                  'last_event': last() if last else next(
                      (e['ev'] for e in reversed(evs)

@@ -480,7 +480,12 @@ def summarize(m, meta, incomplete=None):
     if m.get('failed'):
         out['totals']['jobs_failed'] = len(m['failed'])
     if m.get('fidelity'):
-        out['fidelity'] = verdict.judge(m['fidelity'], out)
+        figures = m['fidelity']
+        share = verdict.floor_share(m['coflows'], m.get('class_changes', ()),
+                                    verdict.floor_class(meta.get('queues')))
+        if share is not None:
+            figures = dict(figures, classes={'floor_share': round(share, 4)})
+        out['fidelity'] = verdict.judge(figures, out)
     if incomplete is not None:
         out['complete'] = False
         cut = sorted(j for j, r in jobs.items() if not r['finished'])

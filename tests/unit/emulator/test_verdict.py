@@ -182,3 +182,44 @@ def test_a_sweep_names_its_degraded_runs(tmp_path):
     assert report._degraded(str(tmp_path), rows) == {
         'emu-a': 'datapath: probes held 9 ms',
         'emu-c': '(summary.json unreadable)'}
+
+
+def test_floor_share_by_hand():
+    """A over 0-10 s sits in the floor class (3 of 4 classes) from the
+    start; B, under way 2-8 s, drops to it at 5 s; C, 4-6 s, is never
+    classed and so in class 0. Two coflows share the floor 5-8 s: 3 of
+    the 10 s."""
+    coflows = {'A': {'arrival_s': 0.0, 'end_s': 10.0},
+               'B': {'arrival_s': 2.0, 'end_s': 8.0},
+               'C': {'arrival_s': 4.0, 'end_s': 6.0},
+               'D': {'arrival_s': 1.0, 'end_s': None}}   # never ended
+    changes = [(0.0, {'A': 3}), (2.0, {'B': 1}), (5.0, {'B': 3})]
+    floor = verdict.floor_class(4)
+    assert floor == 3
+    assert verdict.floor_share(coflows, changes, floor) == pytest.approx(0.3)
+    # a class below the floor counts as the floor ('exact' queues: the
+    # most a port has), and nothing under way is no share at all
+    assert verdict.floor_class('exact') == verdict.MAX_CLASSES - 1
+    assert verdict.floor_share(coflows, changes, 1) == pytest.approx(0.6)
+    assert verdict.floor_share({'D': coflows['D']}, changes, floor) is None
+
+
+def test_floor_crowding_beyond_the_simulators_is_a_cause():
+    def fig(own, sim):
+        return {'classes': {'floor_share': own},
+                'packets': {'floor_share': sim, 'jobs': 0.01,
+                            'coflows': 0.01, 'packet_ms': 1.8, 'mtu': 9000,
+                            'scale': 250}}
+    v = verdict.judge(fig(0.63, 0.0), summary([0.5]))
+    assert v['verdict'] == 'degraded' and len(v['causes']) == 1
+    assert v['causes'][0].startswith(
+        'classes: two or more coflows shared the lowest class for 63% of '
+        'the coflows\' time, against 0% in the simulator')
+    assert v['lags']['floor'] == pytest.approx(0.63)
+    # crowding the simulator shares (FIFO, Aalo) is the policy's own
+    v = verdict.judge(fig(0.70, 0.55), summary([0.5]))
+    assert v['verdict'] == 'faithful'
+    assert v['lags']['floor'] == pytest.approx(0.15)
+    # without the simulator's figure there is nothing to set it against
+    assert verdict.judge({'classes': {'floor_share': 0.9}},
+                         summary([0.5]))['verdict'] == 'faithful'

@@ -20,9 +20,11 @@ PIPELINE = ('netsched.pipeline',)
 DISPATCH = 'netsched.pipeline.run'
 # the command line (the cli package, each of its modules) and the dispatch
 UI = ('netsched.cli', DISPATCH)
-# scale: auto runs the simulator and measures the emulator's datapath:
-# the one other pipeline module that reaches both backends
+# scale: auto runs the simulator and measures the emulator's datapath;
+# an emulated run's packet forecast runs the simulator: the other
+# pipeline modules that reach a backend
 AUTOSCALE = 'netsched.pipeline.autoscale'
+FORECAST = 'netsched.pipeline.forecast'
 # the modules that draw: only they import matplotlib. report writes a
 # run's or a sweep's figures; the computing modules (metrics,
 # experiment, stats, sweep, crosscheck, fidelity, run, ...) reach it only
@@ -30,7 +32,7 @@ AUTOSCALE = 'netsched.pipeline.autoscale'
 PLOTTING = ('netsched.pipeline.plots', 'netsched.pipeline.sweep_plots',
             'netsched.pipeline.crosscheck_plots', 'netsched.pipeline.report')
 COMPUTING = ('metrics', 'experiment', 'stats', 'sweep', 'crosscheck',
-             'overrides', 'run', 'fidelity')
+             'overrides', 'run', 'fidelity', 'forecast')
 # which hosts each job gets: the task graph builds on it, not back
 PLACEMENT = 'netsched.workload.placement'
 # the pure part of it the experiment loader uses (--set)
@@ -118,7 +120,7 @@ def forbidden(name):
         if name == PLACEMENT:
             bad |= {'netsched.workload.taskgraph',
                     'netsched.workload.parallelism'}
-    elif name in (DISPATCH, AUTOSCALE):
+    elif name in (DISPATCH, AUTOSCALE, FORECAST):
         bad |= {'mininet', 'netsched.control'}
     elif under(name, PIPELINE):
         bad |= {'mininet', 'netsched.control'} | set(BACKENDS)
@@ -154,6 +156,7 @@ LAYERS = (
     (P + 'reproduce', P + 'fidelity', P + 'cluster', P + 'tables'),
     (P + 'sweep', P + 'crosscheck'),
     (P + 'run',),                 # one run: the dispatch to a backend
+    (P + 'forecast',),            # what an emulated run's packets cost
     (P + 'metrics', P + 'stats', P + 'export'),
     (P + 'experiment',),
     (P + 'knobs', P + 'autoscale'),

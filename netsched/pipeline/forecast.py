@@ -1,0 +1,76 @@
+"""What an emulated run's packets will cost it, known before it runs.
+
+The emulator scales every rate down by ``scale`` and keeps the MTU, so
+an emulated packet takes ``scale`` times longer against the run's
+transfers than a packet at data-center rates does. Where a coflow moves
+in dependent steps over several hops (a ring's steps across a
+fat-tree's five switches) and a policy gives it a class of its own,
+every step waits for its last packet at every hop: time the fluid model
+does not have and a data-center network (ns-3 at the real rates) barely
+has. That is the emulated network's answer, not the datapath falling
+behind, so no lag measured during the run shows it.
+
+The simulator measures it before the run: the same experiment on the
+same graph and policy, once fluid and once with the emulator's packets
+(``sim_packets: emulated``, MTU x scale serialised on every busy hop).
+How far the second parts from the first, per job and per coflow, is the
+part of the emulator's error that its packets alone make;
+pipeline.verdict names it (docs/fidelity.md, "The verdict").
+"""
+import dataclasses
+import os
+import shutil
+import tempfile
+
+from . import metrics, verdict
+
+MODELS = ('none', 'emulated')
+
+
+def packets(exp, meta):
+    """The forecast for emulated run ``exp``: ``jobs`` and ``coflows``
+    (mean |relative error| of the simulator with the emulator's packets
+    against its fluid model; None where the run has none), the emulated
+    ``packet_ms`` on the slowest link, the ``mtu`` and ``scale``.
+    ``floor_share``: the fluid run's lowest class crowded
+    (verdict.floor_share). ``meta``: the summary's meta of a run of
+    ``exp`` (pipeline.run.meta).
+    The two simulations run in a folder removed after."""
+    from ..sim import runner as sim_runner
+    d = tempfile.mkdtemp(prefix='netsched-forecast-')
+    try:
+        summaries, runs = {}, {}
+        for model in MODELS:
+            log = os.path.join(d, model + '.jsonl')
+            sim_runner.run(dataclasses.replace(
+                exp, backend='sim', sim_packets=model, model='maxmin'),
+                log, lambda *a: None)
+            runs[model] = metrics.from_log(log)
+            summaries[model] = metrics.summarize(runs[model],
+                                                 dict(meta, backend='sim'))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    st = metrics.error_stats(metrics.compare(summaries['none'],
+                                             summaries['emulated']))
+    slowest = min(c for _, _, c in
+                  exp.graph().edges(data='capacity_bps'))
+    return {'jobs': st.get('job jct_s', {}).get('mean_abs'),
+            'coflows': st.get('coflow cct_s', {}).get('mean_abs'),
+            'packet_ms': round(exp.mtu * 8.0 * exp.scale / slowest * 1e3, 4),
+            'mtu': exp.mtu, 'scale': exp.scale,
+            # the fluid model's lowest class crowded, as the emulator's
+            # is set against it (verdict.floor_share)
+            'floor_share': verdict.floor_share(
+                runs['none']['coflows'], runs['none']['class_changes'],
+                verdict.floor_class(meta.get('queues')))}
+
+
+def line(fc):
+    """The forecast in one console line."""
+    def pct(x):
+        return '-' if x is None else '%.1f%%' % (100 * x)
+    return ('fidelity forecast: at scale %g a %d-byte packet takes %.2f ms '
+            'on the slowest emulated link; with packets that coarse the '
+            'simulator parts from its fluid model by %s per job, %s per '
+            'coflow' % (fc['scale'], fc['mtu'], fc['packet_ms'],
+                        pct(fc['jobs']), pct(fc['coflows'])))

@@ -1,0 +1,74 @@
+"""The packet forecast of an emulated run (pipeline.forecast): the
+simulator with the emulator's packets against its fluid model, and the
+verdict's cause it makes (pipeline.verdict)."""
+import os
+
+import pytest
+
+from netsched.pipeline import experiment, forecast, overrides, run, verdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+ARRIVALS = os.path.join(ROOT, 'experiments', 'fidelity', 'ft-arrivals.yaml')
+
+
+def _forecast(policy, *sets):
+    exp = experiment.load(ARRIVALS, backend='emu', policy=policy,
+                          sets=overrides.single(list(sets)))
+    return forecast.packets(exp, run.meta(exp))
+
+
+def test_coarse_packets_under_an_ordering_policy_on_a_fat_tree():
+    """A top-class ring coflow pays every step's last packet at every
+    one of five hops: at scale 250 a 9000-byte packet is 1.8 ms on a
+    40 Mbit/s link, against ring steps of tens of ms, and the forecast
+    passes the verdict's limits. Ten times finer packets (scale 25)
+    bring it within them; fair sharing, where a coflow's steps overlap
+    the others' packets, stays within them at 250."""
+    coarse = _forecast('sebf')
+    assert coarse['packet_ms'] == pytest.approx(1.8)
+    assert coarse['mtu'] == 9000 and coarse['scale'] == 250
+    assert coarse['jobs'] > verdict.LIMITS['packets_jobs']
+    assert coarse['coflows'] > verdict.LIMITS['packets_coflows']
+    fine = _forecast('sebf', 'scale=25')
+    assert fine['packet_ms'] == pytest.approx(0.18)
+    assert fine['coflows'] < verdict.LIMITS['packets_coflows'] / 2
+    fair = _forecast('fair')
+    assert fair['coflows'] < verdict.LIMITS['packets_coflows'] / 2
+    assert fair['jobs'] < verdict.LIMITS['packets_jobs'] / 2
+    assert forecast.line(coarse).startswith(
+        'fidelity forecast: at scale 250 a 9000-byte packet takes 1.80 ms')
+
+
+def _fc(jobs, coflows):
+    return {'jobs': jobs, 'coflows': coflows, 'packet_ms': 1.8,
+            'mtu': 9000, 'scale': 250.0}
+
+
+def _summary():
+    return {'coflows': {'0': {'cct_s': 0.5}}}
+
+
+def test_a_forecast_past_its_limits_degrades_with_the_packets_cause():
+    v = verdict.judge({'packets': _fc(0.09, 0.21)}, _summary())
+    assert v['verdict'] == 'degraded'
+    assert v['causes'] == [
+        'packets: at scale 250 a 9000-byte packet takes 1.80 ms on the '
+        'slowest emulated link, and with packets that coarse the simulator '
+        'parts from its fluid model by 9.0% per job (limit 5.0%) and 21.0% '
+        'per coflow (limit 7.5%): the emulated network answers differently '
+        'from the one it stands for, however well the datapath keeps up']
+    assert v['lags']['packets_coflows'] == pytest.approx(0.21)
+    # one kind over its limit is enough, and names only that kind
+    v = verdict.judge({'packets': _fc(0.01, 0.08)}, _summary())
+    assert v['verdict'] == 'degraded' and 'per job' not in v['causes'][0]
+
+
+def test_a_forecast_within_its_limits_or_absent_is_no_cause():
+    v = verdict.judge({'packets': _fc(0.011, 0.018)}, _summary())
+    assert v['verdict'] == 'faithful'
+    assert v['lags']['packets_jobs'] == pytest.approx(0.011)
+    # a trace's runs have no jobs: the coflows alone decide
+    assert verdict.judge({'packets': _fc(None, 0.01)},
+                         _summary())['verdict'] == 'faithful'
+    assert verdict.judge({}, _summary())['verdict'] == 'faithful'
