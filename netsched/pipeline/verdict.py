@@ -24,11 +24,12 @@ LIMITS = {
     # priority most of it is time a starved connection waits anyway
     'tcp': 0.50,
     'probes_lost': 0.01,  # of the probes sent
-    # the simulator with the emulator's packets against its fluid model
-    # (pipeline.forecast), per job and per coflow: half the suite's
-    # targets, the rest left to the emulator's other differences
-    'packets_jobs': 0.05,
-    'packets_coflows': 0.075,
+    # the simulator with the emulator's packets and send starts against
+    # its fluid model (pipeline.forecast), per job and per coflow: three
+    # quarters and two thirds of the suite's targets, the rest left to
+    # the emulator's run-to-run spread
+    'packets_jobs': 0.075,
+    'packets_coflows': 0.10,
     # the share of the coflows' time in which two or more of them shared
     # the lowest class, beyond the simulator's under the same policy
     'floor': 0.20,
@@ -130,11 +131,13 @@ def _packets(fc, limits, rel):
     if not over:
         return []
     return ['packets: at scale %g a %d-byte packet takes %.2f ms on the '
-            'slowest emulated link, and with packets that coarse the '
+            'slowest emulated link, and with packets that coarse and sends '
+            'starting up to %g ms late, as the agents start them, the '
             'simulator parts from its fluid model by %s: the emulated '
             'network answers differently from the one it stands for, '
             'however well the datapath keeps up'
-            % (fc['scale'], fc['mtu'], fc['packet_ms'], ' and '.join(over))]
+            % (fc['scale'], fc['mtu'], fc['packet_ms'], fc.get('start_ms', 0),
+               ' and '.join(over))]
 
 
 def floor_class(queues):
