@@ -223,6 +223,7 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
     started, ended, stops = None, False, []   # the run's own records
     fidelity = None
     class_changes = []            # (t, {coflow: class}) as decided
+    packet_facts = None           # ns-3: drops, retransmissions, queues
     workers = {}                  # job -> iter events that end an iteration
     for e in evs:
         if type(e) is evlog.FlowColumns:
@@ -298,6 +299,9 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
             class_changes.append((t, e['classes']))
         elif k == 'fidelity':             # the emulator's own measures
             fidelity = e.get('figures')
+        elif k == 'packets':
+            packet_facts = {f: v for f, v in e.items()
+                            if f not in ('t', 'ev')}
         elif k == 'run_end':
             ended = True
         elif k == 'run_incomplete':
@@ -313,6 +317,7 @@ def compute(evs, last=None):  # noqa: C901 (one branch per event kind)
          'circuits': {'steps': steps, 'decisions': decided}
          if steps or decided else None,
          'fidelity': fidelity, 'class_changes': class_changes,
+         'packets': packet_facts,
          'log': {'start': started, 'ended': ended, 'stops': stops,
                  'last_event': last() if last else next(
                      (e['ev'] for e in reversed(evs)

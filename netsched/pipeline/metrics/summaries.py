@@ -479,6 +479,10 @@ def summarize(m, meta, incomplete=None):
             if stages else None}})
     if m.get('failed'):
         out['totals']['jobs_failed'] = len(m['failed'])
+    if m.get('packets'):
+        # ns-3's packet-level facts: TCP's trouble, drops, and per port
+        # its drops and deepest queue per class
+        out['packets'] = m['packets']
     if m.get('fidelity'):
         figures = m['fidelity']
         share = verdict.floor_share(m['coflows'], m.get('class_changes', ()),

@@ -112,6 +112,14 @@ def test_a_ring_job_alone_runs_as_the_fluid_model_says(tmp_path):
     b = sim['jobs']['small']['jct_s']
     assert b < a < b * 1.04
     assert ns3['backend'] == 'ns3'
+    # summary.json keeps ns-3's packet-level facts, per port and class
+    pk = ns3['packets']
+    assert pk['timeouts'] == 0 and pk['drops'] == 0
+    assert pk['packet_hops'] > 0
+    queues = {p: q['peak_packets'] for p, q in pk['ports'].items()}
+    assert all(len(q) == 8 for q in queues.values())
+    assert max(max(q) for q in queues.values()) >= 1
+    assert 'packets' not in sim
 
 
 TWO = '''
