@@ -29,6 +29,9 @@ ACTIVE = ('a_id', 'a_path', 'a_cof', 'a_rem', 'a_rate', 'a_start', 'a_key',
           'a_explicit')
 
 
+# (name, the key it is stored under in a FlowTable's __dict__)
+_STORED = tuple((n, '_' + n) for n in ACTIVE)
+
 # a started flow's row until it joins (FlowTable._new)
 ROW = ('path', 'coflow', 'src', 'dst', 'size', 'start', 'sport', 'dport')
 
@@ -218,27 +221,35 @@ class FlowTable:
         made in the same pass (compiled) and kept for it."""
         self._done_at = None
         self._rate_sums = None
-        if len(self.a_id):
+        col = self._arrays()
+        rate, rem, cof = col['_a_rate'], col['_a_rem'], col['_a_cof']
+        if len(rem):
             total = self.coflows.sent_bytes
+            start = col['_a_start']
             out = None if now_s is None else kernels.send_done(
-                self.a_rate, self.a_rem, self.a_cof, dt_s, len(total),
-                self.a_start, now_s, self.rel_tol, self.resolution_s,
-                self.want_rate_sums)
+                rate, rem, cof, dt_s, len(total), start, now_s,
+                self.rel_tol, self.resolution_s, self.want_rate_sums)
             if out is not None:                 # compiled, same bits
                 total += out[0]
-                self._done_at = (now_s, self.a_rem, self.a_rate,
-                                 self.a_start, out[1])
+                self._done_at = (now_s, rem, rate, start, out[1])
                 if len(out) > 2:
-                    self._rate_sums = (self.a_rate, out[2])
+                    self._rate_sums = (rate, out[2])
                 return
-            acc = kernels.send(self.a_rate, self.a_rem, self.a_cof, dt_s,
-                               len(total))
+            acc = kernels.send(rate, rem, cof, dt_s, len(total))
             if acc is not None:                 # compiled, same bits
                 total += acc
                 return
-            sent = self.a_rate * dt_s / 8.0
+            sent = rate * dt_s / 8.0
             self.a_rem -= sent
-            self._count_sent(self.a_cof, sent)
+            self._count_sent(cof, sent)
+
+    def _arrays(self):
+        """The active arrays by their stored names ('_a_id', ...), flows
+        started joined first: what a method reads often takes them from
+        here rather than a property call each."""
+        if self._pending:
+            self._flush()
+        return self.__dict__
 
     def rate_sums(self):
         """Per engine coflow index, the sum of its active flows' rates in
@@ -272,50 +283,55 @@ class FlowTable:
         set. Returns (their ids, whether one of their coflows has no
         active flow left); ids empty when none is done."""
         c, self._done_at = self._done_at, None
-        if c is not None and c[0] == now_s and c[1] is self.a_rem and \
-                c[2] is self.a_rate and c[3] is self.a_start:
+        col = self._arrays()
+        rem, rate, start = col['_a_rem'], col['_a_rate'], col['_a_start']
+        if c is not None and c[0] == now_s and c[1] is rem and \
+                c[2] is rate and c[3] is start:
             done = c[4]                         # send() made the test
         else:
             self._rate_sums = None              # of other flows
-            done = kernels.done(self.a_rem, self.a_rate, self.a_start,
-                                now_s, self.rel_tol, self.resolution_s)
+            done = kernels.done(rem, rate, start, now_s, self.rel_tol,
+                                self.resolution_s)
         if done is None:                        # numpy: the same bits
-            window = np.maximum(self.rel_tol * (now_s - self.a_start),
+            window = np.maximum(self.rel_tol * (now_s - start),
                                 self.resolution_s)
             done = np.flatnonzero(
-                self.a_rem <= np.maximum(self.a_rate * window / 8.0, 1e-6))
+                rem <= np.maximum(rate * window / 8.0, 1e-6))
         if not len(done):
             return np.zeros(0, np.int64), False
         self.changes += 1
-        ids = self.a_id[done]
-        touched = self.a_cof[done]
-        left = np.maximum(self.a_rem[done], 0.0)
-        if left.any():
+        ids = col['_a_id'][done]
+        touched = col['_a_cof'][done]
+        left = np.maximum(rem[done], 0.0)
+        # (count_nonzero for ndarray.any, whose Python wrapper costs more
+        # than the test on these few flows)
+        if np.count_nonzero(left):
             # the coalesced flows' last bytes count for their coflows; the
             # link counters keep only what the allocated rates carried, so
             # no link is ever seen above its capacity
             self._count_sent(touched, left)
         active = self.coflows.active_flows
-        self.coflows.active_flows -= np.bincount(touched,
-                                                 minlength=len(active))
-        names = [n for n in ACTIVE if n not in self.uniform]
-        cols = [getattr(self, name) for name in names]
+        active -= np.bincount(touched, minlength=len(active))
+        uniform = self.uniform
+        keys = [k for n, k in _STORED if n not in uniform]
+        cols = [col[k] for k in keys]
         # the active arrays are the table's own (a snapshot is read and
         # dropped within a decision), so they are compacted in place
         kept = kernels.compact(cols, done)
         if kept is None:
-            keep = np.ones(len(self.a_id), bool)
+            keep = np.ones(len(col['_a_id']), bool)
             keep[done] = False
             kept = [c[keep] for c in cols]
         n = len(kept[0])
         sums = self._rate_sums
-        for name, c in zip(names, kept):
-            setattr(self, name, c)
-        for name in self.uniform:
-            setattr(self, name, getattr(self, name)[:n])
+        for k, c in zip(keys, kept):
+            col[k] = c
+        for name in uniform:
+            k = '_' + name
+            col[k] = col[k][:n]
         if sums is not None:                    # of the flows kept
-            self._rate_sums = (self.a_rate, sums[1])
-        return ids, bool((self.coflows.active_flows[touched] == 0).any())
+            self._rate_sums = (col['_a_rate'], sums[1])
+        return ids, bool(np.count_nonzero(active[touched]) < len(touched))
 
     def cancel(self, which):
         """Remove the active flows ``which`` (a boolean mask over them)

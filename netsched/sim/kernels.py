@@ -130,14 +130,15 @@ def compact(cols, pos):
     if k is None or not (plain(F64 + I64, *cols) and plain(I64, pos)):
         return None
     F = len(cols[0])
-    # columns that share memory would be compacted twice
-    at = sorted(c.ctypes.data for c in cols)
+    # (a float64 column moves as 8-byte items too)
+    fb, ffi = _fb(), _MOD.pair[1]
+    bufs = [fb(_I, c) for c in cols]
+    # columns that share memory would be compacted twice (the buffers'
+    # addresses: ndarray.ctypes costs more than the compaction)
+    at = sorted([int(ffi.cast('intptr_t', b)) for b in bufs])
     if any(b - a < 8 * F for a, b in zip(at, at[1:])):
         return None
     if len(pos):
-        # (a float64 column moves as 8-byte items too)
-        fb, ffi = _fb(), _MOD.pair[1]
-        bufs = [fb(_I, c) for c in cols]
         k.ns_compact(F, len(pos), fb(_I, pos), len(cols),
                      ffi.new('int64_t *[]', bufs))
     return [c[:F - len(pos)] for c in cols]
