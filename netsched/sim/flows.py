@@ -120,12 +120,8 @@ class FlowTable:
         first = self._record.n + self._pending
         self._pending += n
         self.tags.extend(tags if tags is not None else [None] * n)
-        active = self.coflows.active_flows
-        if n == 1:
-            active[cof[0]] += 1
-        else:
-            self.coflows.active_flows += np.bincount(cof,
-                                                     minlength=len(active))
+        at, idx = np.unique(cof, return_inverse=True)
+        self.coflows.active_flows[at] += np.bincount(idx)
         # joined to the record and the active arrays when they are next
         # read (_flush): a workload that starts its flows one by one
         # (a plan's sends) would otherwise copy every array per flow
@@ -226,27 +222,32 @@ class FlowTable:
         if len(rem):
             total = self.coflows.sent_bytes
             start = col['_a_start']
+            # sums over these flows' coflows (idx into at), not over the
+            # run's every coflow at every event (tens of thousands in a
+            # plan); the rate sums are read by engine index
+            at, idx = (slice(None), cof) if self.want_rate_sums else \
+                np.unique(cof, return_inverse=True)
+            n = len(total) if self.want_rate_sums else len(at)
             out = None if now_s is None else kernels.send_done(
-                rate, rem, cof, dt_s, len(total), start, now_s,
-                self.rel_tol, self.resolution_s, self.want_rate_sums)
+                rate, rem, idx, dt_s, n, start, now_s, self.rel_tol,
+                self.resolution_s, self.want_rate_sums)
             if out is not None:                 # compiled, same bits
-                total += out[0]
+                total[at] += out[0]
                 self._done_at = (now_s, rem, rate, start, out[1])
                 if len(out) > 2:
                     self._rate_sums = (rate, out[2])
                 return
-            acc = kernels.send(rate, rem, cof, dt_s, len(total))
+            acc = kernels.send(rate, rem, idx, dt_s, n)
             if acc is not None:                 # compiled, same bits
-                total += acc
+                total[at] += acc
                 return
             sent = rate * dt_s / 8.0
             self.a_rem -= sent
             self._count_sent(cof, sent)
 
     def _arrays(self):
-        """The active arrays by their stored names ('_a_id', ...), flows
-        started joined first: what a method reads often takes them from
-        here rather than a property call each."""
+        """The active arrays by stored name ('_a_id', ...), flows started
+        joined first (a read each without a property call)."""
         if self._pending:
             self._flush()
         return self.__dict__
@@ -263,9 +264,10 @@ class FlowTable:
         return None
 
     def _count_sent(self, cof, sent_bytes):
-        total = self.coflows.sent_bytes
-        self.coflows.sent_bytes += np.bincount(cof, weights=sent_bytes,
-                                               minlength=len(total))
+        # per coflow of cof, its flows' bytes in flow order (the others
+        # gain nothing)
+        at, idx = np.unique(cof, return_inverse=True)
+        self.coflows.sent_bytes[at] += np.bincount(idx, weights=sent_bytes)
 
     def first_finish_s(self):
         """Time until the first moving flow finishes at its rate, or None
@@ -303,15 +305,14 @@ class FlowTable:
         ids = col['_a_id'][done]
         touched = col['_a_cof'][done]
         left = np.maximum(rem[done], 0.0)
-        # (count_nonzero for ndarray.any, whose Python wrapper costs more
-        # than the test on these few flows)
-        if np.count_nonzero(left):
+        if np.count_nonzero(left):          # (ndarray.any costs more)
             # the coalesced flows' last bytes count for their coflows; the
             # link counters keep only what the allocated rates carried, so
             # no link is ever seen above its capacity
             self._count_sent(touched, left)
         active = self.coflows.active_flows
-        active -= np.bincount(touched, minlength=len(active))
+        at, idx = np.unique(touched, return_inverse=True)
+        active[at] -= np.bincount(idx)
         uniform = self.uniform
         keys = [k for n, k in _STORED if n not in uniform]
         cols = [col[k] for k in keys]
