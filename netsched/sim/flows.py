@@ -263,10 +263,10 @@ class FlowTable:
         self.want_rate_sums = True
         return None
 
-    def _count_sent(self, cof, sent_bytes):
+    def _count_sent(self, cof, sent_bytes, unique=None):
         # per coflow of cof, its flows' bytes in flow order (the others
-        # gain nothing)
-        at, idx = np.unique(cof, return_inverse=True)
+        # gain nothing); unique: np.unique's (values, inverse) of cof
+        at, idx = unique or np.unique(cof, return_inverse=True)
         self.coflows.sent_bytes[at] += np.bincount(idx, weights=sent_bytes)
 
     def first_finish_s(self):
@@ -305,13 +305,13 @@ class FlowTable:
         ids = col['_a_id'][done]
         touched = col['_a_cof'][done]
         left = np.maximum(rem[done], 0.0)
+        at, idx = np.unique(touched, return_inverse=True)
         if np.count_nonzero(left):          # (ndarray.any costs more)
             # the coalesced flows' last bytes count for their coflows; the
             # link counters keep only what the allocated rates carried, so
             # no link is ever seen above its capacity
-            self._count_sent(touched, left)
+            self._count_sent(touched, left, (at, idx))
         active = self.coflows.active_flows
-        at, idx = np.unique(touched, return_inverse=True)
         active[at] -= np.bincount(idx)
         uniform = self.uniform
         keys = [k for n, k in _STORED if n not in uniform]
