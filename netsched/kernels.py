@@ -15,7 +15,9 @@ import numpy as np
 # NETSCHED_KERNELS=off, read once: every call would pay for the lookup
 OFF = os.environ.get('NETSCHED_KERNELS', '').lower() in ('off', '0', 'no')
 
-F64, I64 = (np.float64,), (np.int64,)
+# dtype instances, not types: ``dtype in`` them is found by identity,
+# where a type is converted to a dtype at each test
+F64, I64 = (np.dtype(np.float64),), (np.dtype(np.int64),)
 
 
 class Loaded:
@@ -56,5 +58,8 @@ class Loaded:
 def plain(dtypes, *arrays):
     """Whether the kernels can take these arrays as they are: contiguous,
     of one of ``dtypes`` (anything else goes the numpy way)."""
-    return all(isinstance(a, np.ndarray) and a.flags.c_contiguous
-               and a.dtype in dtypes for a in arrays)
+    for a in arrays:
+        if not (isinstance(a, np.ndarray) and a.dtype in dtypes
+                and a.flags.c_contiguous):
+            return False
+    return True

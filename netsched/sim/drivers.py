@@ -113,7 +113,8 @@ class PlanDriver:
         # (a parameter server's connection queues a whole model)
         self.ordered = ordered = set()
         self.coflow_left = coflow_left = {}
-        self.marks_left = marks_left = {}
+        self.milestones = Milestones(self, plan)
+        marks_left = self.milestones.marks_left
         # whether any send has an urgency (flow_fields adds to its line)
         self.urgent = False
         # one pass over a plan's (hundreds of thousands of) tasks
@@ -144,11 +145,7 @@ class PlanDriver:
         self.grid = TimeGrid()
         self.done = 0
         self.sent_early = set()         # flows sent, not yet received
-        self.compute = {}               # host -> its ComputeSpans
-        self.stage_of = {st.barrier: st for st in plan.stages}
-        self.next_stage = {(st.group, st.index): st for st in plan.stages}
         self.failed = set()             # jobs whose agent was killed
-        self.ended = set()              # jobs that finished
         self.finished = set()           # tasks done
         # the engine's index of each coflow opened (a lookup per send)
         self.coflow_index = {}
@@ -164,52 +161,54 @@ class PlanDriver:
         for st in self.plan.stages:
             if st.index == 0:
                 arrival = min(self.plan.jobs[j].arrival_s for j in st.jobs)
-                eng.at(arrival, self._stage_start, st)
-
-    def _stage_start(self, st):
-        self.eng.log.write(self.eng.now, 'stage_start', stage=st.id,
-                           group=st.group, jobs=list(st.jobs))
+                eng.at(arrival, self.milestones.stage_start, st)
 
     def _ready(self, t):
-        eng = self.eng
-        if t.job in self.failed:
+        failed = self.failed
+        if failed and t.job in failed:
             return
+        eng = self.eng
         now = eng.now
         if t.not_before > now:
             eng.at(t.not_before, self._ready, t)
             return
         kind = t.kind
-        if kind == 'compute' and t.job not in self.started_jobs:
-            self.started_jobs.add(t.job)
-            # workers: the iter events that end each of its iterations
-            eng.log.write(now, 'job_start', job=t.job,
-                          workers=self.marks_left.get((t.job, 0), 0))
         if kind == 'send':
             self.ready_at[t.id] = now
             if t.coflow not in self.open_coflows:
-                self.open_coflows.add(t.coflow)
-                self.coflow_index[t.coflow] = eng.coflow(t.coflow, now,
-                                                         t.job)
-                eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
-                              iter=t.iter,
-                              bytes=self.plan.coflow_bytes[t.coflow])
-                if t.job is not None and t.iter == 0:
-                    self.seen.arrives(t.job)
+                self._open(t)
             if t.prophet is not None:
                 self.senders.event(t.job, t.host, 'ready', t)
             else:
                 self.enqueue(t)
         elif kind == 'compute':
+            if t.job not in self.started_jobs:
+                self.started_jobs.add(t.job)
+                # workers: the iter events that end each of its iterations
+                eng.log.write(now, 'job_start', job=t.job,
+                              workers=self.milestones.marks_left.get(
+                                  (t.job, 0), 0))
             start = self.grid.start(eng, t) if self.grid.shifts else now
-            if t.dur > 0:
-                self.compute.setdefault(t.host, ComputeSpans()).add(
-                    (t.job, t.iter), start, start + t.dur)
-            if t.dur > 0 or start > eng.now:
-                eng.at(start + t.dur, self._done, t)
+            dur = t.dur
+            if dur > 0:
+                self.milestones.span(t, start)
+            if dur > 0 or start > eng.now:
+                eng.at(start + dur, self._done, t)
             else:
                 self._done(t)
         else:
             self._done(t)
+
+    def _open(self, t):
+        """A send's coflow opens: registered with the engine, logged,
+        and its job enters the policy's view with its first."""
+        eng = self.eng
+        self.open_coflows.add(t.coflow)
+        self.coflow_index[t.coflow] = eng.coflow(t.coflow, eng.now, t.job)
+        eng.log.write(eng.now, 'coflow', coflow=t.coflow, job=t.job,
+                      iter=t.iter, bytes=self.plan.coflow_bytes[t.coflow])
+        if t.job is not None and t.iter == 0:
+            self.seen.arrives(t.job)
 
     def set_shifts(self, shifts):
         """The policy's time shifts (Decision.job_shift): see
@@ -315,7 +314,7 @@ class PlanDriver:
         hit = sorted({t.job for t in self.plan.tasks if t.job is not None
                       and (t.host == host or (t.kind == 'send'
                                               and t.dst == host))}
-                     - self.failed - self.ended)
+                     - self.failed - self.milestones.ended)
         if not hit:
             return
         self.failed.update(hit)
@@ -336,7 +335,7 @@ class PlanDriver:
         for conn in range(len(self.conn_queue)):
             if self.conn_busy[conn] and conn not in busy:
                 self._send_next(conn)
-        for b, st in self.stage_of.items():
+        for b, st in self.milestones.stage_of.items():
             gone = [d for d in self.plan.tasks[b].deps
                     if self.plan.tasks[d].job in hit
                     and d not in self.finished]
@@ -346,25 +345,72 @@ class PlanDriver:
                     self._ready(self.plan.tasks[b])
 
     def _done(self, t):
-        eng = self.eng
-        if t.job in self.failed:
+        failed = self.failed
+        if failed and t.job in failed:
             return
-        self.finished.add(t.id)
+        tid = t.id
+        self.finished.add(tid)
         self.done += 1
-        if t.id in self.senders.anchors:
-            self.senders.anchor_at[t.id] = eng.now
-        if t.kind == 'send':
-            self.coflow_left[t.coflow] -= 1
-            if self.coflow_left[t.coflow] == 0:
-                eng.log.write(eng.now, 'coflow_end', coflow=t.coflow)
+        if tid in self.senders.anchors:
+            self.senders.anchor_at[tid] = self.eng.now
+        kind = t.kind
+        if kind == 'send':
+            left = self.coflow_left
+            n = left[t.coflow] - 1
+            left[t.coflow] = n
+            if n == 0:
+                self.eng.log.write(self.eng.now, 'coflow_end',
+                                   coflow=t.coflow)
                 self.seen.coflow_ended(t)
-        elif t.kind == 'mark':
+        elif kind != 'compute':
+            self.milestones.done(t)
+        deps = self.dependents[tid]
+        if deps:
+            pending, tasks = self.pending, self.plan.tasks
+            for d in deps:
+                n = pending[d] - 1
+                pending[d] = n
+                if n == 0:
+                    self._ready(tasks[d])
+
+
+class Milestones:
+    """What the plan driver logs of a plan beyond its flows and coflows:
+    each host's compute spans (an iteration's go with its mark), the
+    iteration marks (an ``iter`` event each, ``job_end`` after a job's
+    last), the tuning stages' starts and ends."""
+
+    def __init__(self, driver, plan):
+        self.driver, self.plan = driver, plan
+        self.marks_left = {}            # (job, iteration) -> marks to come
+        self.ended = set()              # jobs that finished
+        self.compute = {}               # host -> its ComputeSpans
+        self.stage_of = {st.barrier: st for st in plan.stages}
+        self.next_stage = {(st.group, st.index): st for st in plan.stages}
+
+    def span(self, t, start):
+        """Compute task ``t`` runs from ``start`` for its duration."""
+        spans = self.compute.get(t.host)
+        if spans is None:
+            spans = self.compute[t.host] = ComputeSpans()
+        spans.add((t.job, t.iter), start, start + t.dur)
+
+    def stage_start(self, st):
+        eng = self.driver.eng
+        eng.log.write(eng.now, 'stage_start', stage=st.id, group=st.group,
+                      jobs=list(st.jobs))
+
+    def done(self, t):
+        """A mark or a barrier done: logged (an iteration's end, a
+        job's, a stage's) and the next stage started."""
+        eng = self.driver.eng
+        if t.kind == 'mark':
             jp = self.plan.jobs[t.job]
             spans = self.compute.get(t.host)
             eng.log.write(eng.now, 'iter', job=t.job, worker=t.worker,
                           iter=t.iter, loss=t.loss, host=t.host,
                           compute=spans and spans.pop((t.job, t.iter)))
-            self.seen.marked(t)
+            self.driver.seen.marked(t)
             key = (t.job, t.iter)
             self.marks_left[key] -= 1
             if self.marks_left[key] == 0 and t.iter == jp.iterations - 1:
@@ -376,12 +422,7 @@ class PlanDriver:
                           survivors=list(st.survivors))
             nxt = self.next_stage.get((st.group, st.index + 1))
             if nxt is not None:
-                self._stage_start(nxt)
-        pending, tasks = self.pending, self.plan.tasks
-        for d in self.dependents[t.id]:
-            pending[d] -= 1
-            if pending[d] == 0:
-                self._ready(tasks[d])
+                self.stage_start(nxt)
 
 
 class PlanView:

@@ -367,9 +367,11 @@ class Engine(Clock):
         t = round(float(self.now), 9)
         head = FLOW_LINE.head(t)
         quoted = self._quoted
-        # a name is the user's: JSON-quoted
-        quoted.extend(json.dumps(n) for n in
-                      self.coflows.names[len(quoted):])
+        # a name is the user's: JSON-quoted (a str as json.dumps quotes
+        # it, without setting up its encoder per name)
+        quote = json.encoder.encode_basestring_ascii
+        quoted.extend(quote(n) if type(n) is str else json.dumps(n)
+                      for n in self.coflows.names[len(quoted):])
         extra = getattr(self.driver, 'flow_fields', None)
         more = extra(ids) if extra else None
         # a plan's sends without an urgency (collectives) add nothing:

@@ -29,6 +29,9 @@ ACTIVE = ('a_id', 'a_path', 'a_cof', 'a_rem', 'a_rate', 'a_start', 'a_key',
           'a_explicit')
 
 
+# (name, the key it is stored under in a FlowTable's __dict__)
+_STORED = tuple((n, '_' + n) for n in ACTIVE)
+
 # a started flow's row until it joins (FlowTable._new)
 ROW = ('path', 'coflow', 'src', 'dst', 'size', 'start', 'sport', 'dport')
 
@@ -117,12 +120,8 @@ class FlowTable:
         first = self._record.n + self._pending
         self._pending += n
         self.tags.extend(tags if tags is not None else [None] * n)
-        active = self.coflows.active_flows
-        if n == 1:
-            active[cof[0]] += 1
-        else:
-            self.coflows.active_flows += np.bincount(cof,
-                                                     minlength=len(active))
+        at, idx = np.unique(cof, return_inverse=True)
+        self.coflows.active_flows[at] += np.bincount(idx)
         # joined to the record and the active arrays when they are next
         # read (_flush): a workload that starts its flows one by one
         # (a plan's sends) would otherwise copy every array per flow
@@ -218,27 +217,40 @@ class FlowTable:
         made in the same pass (compiled) and kept for it."""
         self._done_at = None
         self._rate_sums = None
-        if len(self.a_id):
+        col = self._arrays()
+        rate, rem, cof = col['_a_rate'], col['_a_rem'], col['_a_cof']
+        if len(rem):
             total = self.coflows.sent_bytes
+            start = col['_a_start']
+            # sums over these flows' coflows (idx into at), not over the
+            # run's every coflow at every event (tens of thousands in a
+            # plan); the rate sums are read by engine index
+            at, idx = (slice(None), cof) if self.want_rate_sums else \
+                np.unique(cof, return_inverse=True)
+            n = len(total) if self.want_rate_sums else len(at)
             out = None if now_s is None else kernels.send_done(
-                self.a_rate, self.a_rem, self.a_cof, dt_s, len(total),
-                self.a_start, now_s, self.rel_tol, self.resolution_s,
-                self.want_rate_sums)
+                rate, rem, idx, dt_s, n, start, now_s, self.rel_tol,
+                self.resolution_s, self.want_rate_sums)
             if out is not None:                 # compiled, same bits
-                total += out[0]
-                self._done_at = (now_s, self.a_rem, self.a_rate,
-                                 self.a_start, out[1])
+                total[at] += out[0]
+                self._done_at = (now_s, rem, rate, start, out[1])
                 if len(out) > 2:
-                    self._rate_sums = (self.a_rate, out[2])
+                    self._rate_sums = (rate, out[2])
                 return
-            acc = kernels.send(self.a_rate, self.a_rem, self.a_cof, dt_s,
-                               len(total))
+            acc = kernels.send(rate, rem, idx, dt_s, n)
             if acc is not None:                 # compiled, same bits
-                total += acc
+                total[at] += acc
                 return
-            sent = self.a_rate * dt_s / 8.0
+            sent = rate * dt_s / 8.0
             self.a_rem -= sent
-            self._count_sent(self.a_cof, sent)
+            self._count_sent(cof, sent)
+
+    def _arrays(self):
+        """The active arrays by stored name ('_a_id', ...), flows started
+        joined first (a read each without a property call)."""
+        if self._pending:
+            self._flush()
+        return self.__dict__
 
     def rate_sums(self):
         """Per engine coflow index, the sum of its active flows' rates in
@@ -251,10 +263,11 @@ class FlowTable:
         self.want_rate_sums = True
         return None
 
-    def _count_sent(self, cof, sent_bytes):
-        total = self.coflows.sent_bytes
-        self.coflows.sent_bytes += np.bincount(cof, weights=sent_bytes,
-                                               minlength=len(total))
+    def _count_sent(self, cof, sent_bytes, unique=None):
+        # per coflow of cof, its flows' bytes in flow order (the others
+        # gain nothing); unique: np.unique's (values, inverse) of cof
+        at, idx = unique or np.unique(cof, return_inverse=True)
+        self.coflows.sent_bytes[at] += np.bincount(idx, weights=sent_bytes)
 
     def first_finish_s(self):
         """Time until the first moving flow finishes at its rate, or None
@@ -272,50 +285,54 @@ class FlowTable:
         set. Returns (their ids, whether one of their coflows has no
         active flow left); ids empty when none is done."""
         c, self._done_at = self._done_at, None
-        if c is not None and c[0] == now_s and c[1] is self.a_rem and \
-                c[2] is self.a_rate and c[3] is self.a_start:
+        col = self._arrays()
+        rem, rate, start = col['_a_rem'], col['_a_rate'], col['_a_start']
+        if c is not None and c[0] == now_s and c[1] is rem and \
+                c[2] is rate and c[3] is start:
             done = c[4]                         # send() made the test
         else:
             self._rate_sums = None              # of other flows
-            done = kernels.done(self.a_rem, self.a_rate, self.a_start,
-                                now_s, self.rel_tol, self.resolution_s)
+            done = kernels.done(rem, rate, start, now_s, self.rel_tol,
+                                self.resolution_s)
         if done is None:                        # numpy: the same bits
-            window = np.maximum(self.rel_tol * (now_s - self.a_start),
+            window = np.maximum(self.rel_tol * (now_s - start),
                                 self.resolution_s)
             done = np.flatnonzero(
-                self.a_rem <= np.maximum(self.a_rate * window / 8.0, 1e-6))
+                rem <= np.maximum(rate * window / 8.0, 1e-6))
         if not len(done):
             return np.zeros(0, np.int64), False
         self.changes += 1
-        ids = self.a_id[done]
-        touched = self.a_cof[done]
-        left = np.maximum(self.a_rem[done], 0.0)
-        if left.any():
+        ids = col['_a_id'][done]
+        touched = col['_a_cof'][done]
+        left = np.maximum(rem[done], 0.0)
+        at, idx = np.unique(touched, return_inverse=True)
+        if np.count_nonzero(left):          # (ndarray.any costs more)
             # the coalesced flows' last bytes count for their coflows; the
             # link counters keep only what the allocated rates carried, so
             # no link is ever seen above its capacity
-            self._count_sent(touched, left)
+            self._count_sent(touched, left, (at, idx))
         active = self.coflows.active_flows
-        self.coflows.active_flows -= np.bincount(touched,
-                                                 minlength=len(active))
-        names = [n for n in ACTIVE if n not in self.uniform]
-        cols = [getattr(self, name) for name in names]
+        active[at] -= np.bincount(idx)
+        uniform = self.uniform
+        keys = [k for n, k in _STORED if n not in uniform]
+        cols = [col[k] for k in keys]
         # the active arrays are the table's own (a snapshot is read and
         # dropped within a decision), so they are compacted in place
         kept = kernels.compact(cols, done)
         if kept is None:
-            keep = np.ones(len(self.a_id), bool)
+            keep = np.ones(len(col['_a_id']), bool)
             keep[done] = False
             kept = [c[keep] for c in cols]
         n = len(kept[0])
         sums = self._rate_sums
-        for name, c in zip(names, kept):
-            setattr(self, name, c)
-        for name in self.uniform:
-            setattr(self, name, getattr(self, name)[:n])
+        for k, c in zip(keys, kept):
+            col[k] = c
+        for name in uniform:
+            k = '_' + name
+            col[k] = col[k][:n]
         if sums is not None:                    # of the flows kept
-            self._rate_sums = (self.a_rate, sums[1])
-        return ids, bool((self.coflows.active_flows[touched] == 0).any())
+            self._rate_sums = (col['_a_rate'], sums[1])
+        return ids, bool(np.count_nonzero(active[touched]) < len(touched))
 
     def cancel(self, which):
         """Remove the active flows ``which`` (a boolean mask over them)

@@ -130,14 +130,15 @@ def compact(cols, pos):
     if k is None or not (plain(F64 + I64, *cols) and plain(I64, pos)):
         return None
     F = len(cols[0])
-    # columns that share memory would be compacted twice
-    at = sorted(c.ctypes.data for c in cols)
+    # (a float64 column moves as 8-byte items too)
+    fb, ffi = _fb(), _MOD.pair[1]
+    bufs = [fb(_I, c) for c in cols]
+    # columns that share memory would be compacted twice (the buffers'
+    # addresses: ndarray.ctypes costs more than the compaction)
+    at = sorted([int(ffi.cast('intptr_t', b)) for b in bufs])
     if any(b - a < 8 * F for a, b in zip(at, at[1:])):
         return None
     if len(pos):
-        # (a float64 column moves as 8-byte items too)
-        fb, ffi = _fb(), _MOD.pair[1]
-        bufs = [fb(_I, c) for c in cols]
         k.ns_compact(F, len(pos), fb(_I, pos), len(cols),
                      ffi.new('int64_t *[]', bufs))
     return [c[:F - len(pos)] for c in cols]
@@ -245,18 +246,23 @@ class FlowText:
         self.nq, self.qwidest = 0, 0
 
     def _names(self, quoted):
-        for q in quoted[self.nq:]:
-            b = q.encode('ascii')
-            at = int(self.qoff[self.nq])
-            if at + len(b) > len(self.qnames):
-                self.qnames = np.resize(self.qnames,
-                                        2 * (at + len(b)))
-            if self.nq + 2 > len(self.qoff):
-                self.qoff = np.resize(self.qoff, 2 * (self.nq + 2))
-            self.qnames[at:at + len(b)] = np.frombuffer(b, np.uint8)
-            self.nq += 1
-            self.qoff[self.nq] = at + len(b)
-            self.qwidest = max(self.qwidest, len(b))
+        new = [q.encode('ascii') for q in quoted[self.nq:]]
+        if not new:
+            return
+        # the new names at once (a plan opens tens of thousands of
+        # coflows, a few per event)
+        blob = b''.join(new)
+        at = int(self.qoff[self.nq])
+        if at + len(blob) > len(self.qnames):
+            self.qnames = np.resize(self.qnames, 2 * (at + len(blob)))
+        if self.nq + len(new) + 1 > len(self.qoff):
+            self.qoff = np.resize(self.qoff, 2 * (self.nq + len(new) + 1))
+        self.qnames[at:at + len(blob)] = np.frombuffer(blob, np.uint8)
+        lens = [len(b) for b in new]
+        self.qoff[self.nq + 1:self.nq + 1 + len(new)] = \
+            at + np.cumsum(lens)
+        self.nq += len(new)
+        self.qwidest = max(self.qwidest, max(lens))
 
     def lines(self, head, ids, cof, src, dst, size, start, quoted):
         """The lines of flows ``ids`` (coflow indices ``cof`` into

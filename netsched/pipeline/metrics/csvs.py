@@ -132,5 +132,6 @@ def write(out_dir, m, summary):
                [[k, r['mean_util'], r['peak_util']]
                 for k, r in summary['links'].items()])
     with open(os.path.join(out_dir, 'summary.json'), 'w') as f:
-        json.dump(summary, f, indent=1, sort_keys=True)
-        f.write('\n')
+        # one write of the whole text: json.dump writes each of its
+        # (millions of) pieces on its own
+        f.write(json.dumps(summary, indent=1, sort_keys=True) + '\n')
