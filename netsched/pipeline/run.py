@@ -254,6 +254,28 @@ class Result(tuple):
         return r
 
 
+def _before(exp, out_dir, say):
+    """``exp`` as it will run, checked, before anything of the run is
+    made: bounded in time, its faults refused where they strand traffic,
+    and, emulated, with its packet forecast said."""
+    if exp.timeout_s is None and exp.backend != 'sim':
+        # every caller's run is bounded, crosscheck's and reproduce's as
+        # `netsched run`'s (the simulator derives its limits itself)
+        from ..workload import bounds
+        exp, _ = bounds.bounded(exp, out_dir=out_dir)
+    if any(f.links for f in exp.faults):
+        # links down that strand a job's traffic refuse the run before
+        # its folder is touched (the backend plans it again)
+        check(exp)
+    if exp.backend == 'emu':
+        # what the emulator's packets and hosts will cost (the verdict
+        # names it), simulated
+        fc = forecast.packets(exp, meta(exp))
+        say(forecast.line(fc))
+        exp = dataclasses.replace(exp, fidelity_forecast=fc)
+    return exp
+
+
 def execute(exp, out_dir=None, say=print, attach=None, command=None):
     """Run one experiment; returns its Result, (out_dir, summary): the
     CSVs and summary.json are written, not report.html (report.write_run
@@ -270,21 +292,7 @@ def execute(exp, out_dir=None, say=print, attach=None, command=None):
                                               exp.backend))
         from ..emulator.attach import AttachedFabric
         attach = AttachedFabric(exp, attach)
-    if exp.timeout_s is None and exp.backend != 'sim':
-        # every caller's run is bounded, crosscheck's and reproduce's as
-        # `netsched run`'s (the simulator derives its limits itself)
-        from ..workload import bounds
-        exp, _ = bounds.bounded(exp, out_dir=out_dir)
-    if any(f.links for f in exp.faults):
-        # links down that strand a job's traffic refuse the run before
-        # its folder is touched (the backend plans it again)
-        check(exp)
-    if exp.backend == 'emu':
-        # what the emulator's packets alone will cost (the verdict names
-        # it): a simulation, before anything of the run is made
-        fc = forecast.packets(exp, meta(exp))
-        say(forecast.line(fc))
-        exp = dataclasses.replace(exp, fidelity_forecast=fc)
+    exp = _before(exp, out_dir, say)
     out_dir = out_dir or default_out(exp)
     if os.path.isdir(out_dir):         # --force: the run before goes
         cleared = clear(out_dir)

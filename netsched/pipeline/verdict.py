@@ -191,7 +191,8 @@ def _floor(figures, limits, rel):
             '%.0f%% of the coflows\' time, against %.0f%% in the simulator '
             'under the same policy (limit %.0f points more): the policy\'s '
             'order fell into one class (classes only move down, so each swap '
-            'of ranks pushes the coflows behind it lower)' % (100 * own, 100 * sim, 100 * limits['floor'])]
+            'of ranks pushes the coflows behind it lower)'
+            % (100 * own, 100 * sim, 100 * limits['floor'])]
 
 
 _WHAT = {
