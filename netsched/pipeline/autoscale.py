@@ -22,9 +22,6 @@ experiment (``scale_choice``) and from there into run.json.
 import dataclasses
 import json
 import math
-import os
-import shutil
-import tempfile
 
 from .. import topology as topo
 
@@ -59,25 +56,19 @@ def demand_bps(exp):
     into_switch = {'%s->%s' % (u, v): d['capacity_bps']
                    for u, v, d in g.to_directed().edges(data=True)
                    if g.nodes[v]['role'] != topo.HOST}
-    d = tempfile.mkdtemp(prefix='netsched-autoscale-')
-    try:
-        log = os.path.join(d, 'events.jsonl')
-        sim_runner.run(dataclasses.replace(exp, backend='sim',
-                                           sim_packets='none'),
-                       log, lambda *a: None)
-        best, when = 0.0, 0.0
-        with open(log) as f:
-            for line in f:
-                if '"ev":"links"' not in line:
-                    continue
-                e = json.loads(line)
-                bps = sum(u * into_switch.get(k, 0.0)
-                          for k, u in e['util'].items())
-                if bps > best:
-                    best, when = bps, e['t']
-        return best, when
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    best, when = 0.0, 0.0
+    with sim_runner.scratch(dataclasses.replace(exp, backend='sim',
+                                                sim_packets='none'),
+                            'autoscale') as log, open(log) as f:
+        for line in f:
+            if '"ev":"links"' not in line:
+                continue
+            e = json.loads(line)
+            bps = sum(u * into_switch.get(k, 0.0)
+                      for k, u in e['util'].items())
+            if bps > best:
+                best, when = bps, e['t']
+    return best, when
 
 
 def choose(exp, hops_per_s):

@@ -25,9 +25,6 @@ error that its packets and its hosts make; pipeline.verdict names it
 (docs/fidelity.md, "The verdict").
 """
 import dataclasses
-import os
-import shutil
-import tempfile
 
 from . import metrics, verdict
 
@@ -46,24 +43,19 @@ def packets(exp, meta):
     ``floor_share``: the fluid run's lowest class crowded
     (verdict.floor_share). ``meta``: the summary's meta of a run of
     ``exp`` (pipeline.run.meta).
-    The two simulations run in a folder removed after."""
+    The two simulations run in folders removed after."""
     from ..sim import runner as sim_runner
-    d = tempfile.mkdtemp(prefix='netsched-forecast-')
-    try:
-        summaries, runs = {}, {}
-        for model in MODELS:
-            log = os.path.join(d, model + '.jsonl')
-            late = START_MS if model == 'emulated' else 0.0
-            knobs = dataclasses.replace(exp.knobs, send_jitter_ms=late,
-                                        send_jitter_seed=exp.seed)
-            sim_runner.run(dataclasses.replace(
+    summaries, runs = {}, {}
+    for model in MODELS:
+        late = START_MS if model == 'emulated' else 0.0
+        knobs = dataclasses.replace(exp.knobs, send_jitter_ms=late,
+                                    send_jitter_seed=exp.seed)
+        with sim_runner.scratch(dataclasses.replace(
                 exp, backend='sim', sim_packets=model, model='maxmin',
-                knobs=knobs), log, lambda *a: None)
+                knobs=knobs), 'forecast') as log:
             runs[model] = metrics.from_log(log)
-            summaries[model] = metrics.summarize(runs[model],
-                                                 dict(meta, backend='sim'))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+        summaries[model] = metrics.summarize(runs[model],
+                                             dict(meta, backend='sim'))
     st = metrics.error_stats(metrics.compare(summaries['none'],
                                              summaries['emulated']))
     slowest = min(c for _, _, c in

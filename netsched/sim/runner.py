@@ -2,8 +2,11 @@
 workload drivers (a coflow trace, DL jobs, or both; on a hybrid fabric
 the circuit driver beside them) and the engine, writing the event log
 as it goes."""
+import contextlib
 import gc
 import os
+import shutil
+import tempfile
 import time
 
 from .drivers import PlanDriver, Together, TraceDriver
@@ -137,6 +140,20 @@ def simulate(exp, log_path, say, bar=None):
     eng.release()
     return {'events': eng.events, 'decisions': eng.decisions,
             'allocations': eng.allocations, 'kernels': kernels.name()}
+
+
+@contextlib.contextmanager
+def scratch(exp, prefix):
+    """``exp`` simulated without a word into a log in a folder of its
+    own, removed after: yields the log's path (what the pipeline's
+    estimates read before a run of another backend)."""
+    d = tempfile.mkdtemp(prefix='netsched-%s-' % prefix)
+    try:
+        log = os.path.join(d, 'events.jsonl')
+        run(exp, log, lambda *a: None)
+        yield log
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def run_reference(exp, log_path, say):
