@@ -107,14 +107,15 @@ def datapath(g, reports, rate_bps, mtu):
 
 
 def agents(late):
-    """Figures from the agents' timer delays ({host: {'n', 'max', 'kept'}},
-    microseconds): how late the agents acted on the plan, in ms."""
+    """Figures from the agents' wake-up delays ({host: {'n', 'max',
+    'kept'}}, microseconds, one per wake-up for the timers due by then):
+    how late the agents acted on the plan, in ms."""
     kept = [x for r in late.values() if r for x in r['kept']]
     n = sum(r['n'] for r in late.values() if r)
     q = _quantiles(np.asarray(kept, float) / 1e3)
     if q is not None:
         q['max'] = round(max(r['max'] for r in late.values() if r) / 1e3, 3)
-    return {'timers': n, 'late_ms': q}
+    return {'wakeups': n, 'late_ms': q}
 
 
 def controller(applied_ms, decisions):

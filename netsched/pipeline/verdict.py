@@ -18,7 +18,7 @@ from ..qos import MAX_CLASSES
 # for a run to count as faithful (docs/fidelity.md, "The verdict")
 LIMITS = {
     'datapath': 0.02,     # probes' excess delay, p99
-    'agents': 0.03,       # timers fired late, p99
+    'agents': 0.03,       # wake-ups for timers late, p99
     'controller': 0.20,   # decisions applied, p95
     # time in timeout recovery, of all the coflows' time: under strict
     # priority most of it is time a starved connection waits anyway
@@ -197,7 +197,7 @@ def _floor(figures, limits, rel):
 
 _WHAT = {
     'datapath': 'probes held %.1f ms beyond the emulated links (p99)',
-    'agents': 'agents acted %.1f ms late on the plan (p99)',
+    'agents': 'agents woke %.1f ms late for the plan (p99 of wake-ups)',
     'controller': 'decisions applied %.1f ms after their report (p95)',
 }
 

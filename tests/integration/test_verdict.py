@@ -36,7 +36,7 @@ def test_a_light_run_is_faithful(tmp_path):
     dp = f['figures']['datapath']
     assert dp['probes_received'] > 0.99 * dp['probes_sent'] > 50
     assert f['lags']['datapath'] <= f['limits']['datapath']
-    assert f['figures']['agents']['timers'] > 0
+    assert f['figures']['agents']['wakeups'] > 0
     assert f['time_scale_s'] == f['figures']['ideal_cct_s_median'] > 0
     assert any(line.startswith('fidelity: faithful') for line in said)
     assert 'Fidelity: FAITHFUL.' in page

@@ -138,7 +138,7 @@ def test_agent_figures_merge_hosts():
     late = {'a': {'n': 3, 'max': 9000, 'kept': [0, 100, 9000]},
             'b': {'n': 1, 'max': 50, 'kept': [50]}, 'c': None}
     f = monitor.agents(late)
-    assert f['timers'] == 4 and f['late_ms']['max'] == 9.0
+    assert f['wakeups'] == 4 and f['late_ms']['max'] == 9.0
     assert monitor.agents({})['late_ms'] is None
 
 
