@@ -84,8 +84,15 @@ def main(argv=None):  # noqa: C901 (the options, one branch each)
                  'among %s, got %r' % (', '.join(experiment.SIM_PACKETS),
                                        a.sim_packets))
     crosscheck.check_args(policies, METRIC, TIE)
+    # check every experiment under every policy before anything runs
     try:
         exps = fidelity.suite(a.only.split(',') if a.only else None)
+        loaded = {(n, 'emu', p): experiment.load(path, backend='emu',
+                                                 policy=p, sets=sets)
+                  for n, path in exps.items() for p in policies}
+        loaded.update({(n, m, p): experiment.load(
+            path, backend='sim', policy=p, sim_packets=m, sets=sets)
+            for n, path in exps.items() for m in models for p in policies})
     except ConfigError as e:
         sys.exit('fidelity_bench: %s' % e)
     out_dir = a.out or os.path.join(ROOT, 'results', 'bench-fidelity',
@@ -100,14 +107,6 @@ def main(argv=None):  # noqa: C901 (the options, one branch each)
     def quiet(msg):
         pass
 
-    # check every experiment under every policy before anything runs
-    loaded = {(n, 'emu', p): experiment.load(path, backend='emu', policy=p,
-                                             sets=sets)
-              for n, path in exps.items() for p in policies}
-    loaded.update({(n, m, p): experiment.load(path, backend='sim', policy=p,
-                                              sim_packets=m, sets=sets)
-                   for n, path in exps.items() for m in models
-                   for p in policies})
     sims = {m: {} for m in models}        # model -> experiment -> totals
     summaries = {}                        # (experiment, policy) -> {model:}
     records = []
