@@ -132,6 +132,8 @@ def tcp(info):
     return {'timeouts': sum(v or 0 for v in t.values()),
             'rto_recovery_s': round(sum(rto.values()), 3),
             'retransmits': info.get('tcp_retransmits'),
+            'spurious_rtos': info.get('tcp_spurious_rtos'),
+            'dsacks': info.get('tcp_dsacks'),
             'drops': (info.get('queue_drops') or 0)
             + sum((info.get('ovs_drops_by_port') or {}).values())
             + sum((info.get('socket_drops_by_port') or {}).values())}

@@ -425,8 +425,8 @@ class Byes:
     """What each agent reports as it leaves (its ``bye``): its CPU time
     (the benchmark's overhead), its connections' TCP retransmissions,
     retransmission timeouts and time in recovery from them, the time its
-    senders were held by the controller, its host's TCP timeouts and its
-    probes (fidelity diagnostics)."""
+    senders were held by the controller, its host's TCP timeouts (those
+    found spurious, and DSACKs) and its probes (fidelity diagnostics)."""
 
     def __init__(self):
         self.cpu, self.retrans = {}, {}
@@ -435,6 +435,7 @@ class Byes:
         self.rto_by_conn = {}
         self.tcp_cc = set()
         self.probes, self.late = {}, {}      # per host
+        self.counters = {}                   # per host, transport.TCP_COUNTERS
 
     def add(self, h, m):
         self.cpu[h] = m['cpu_s']
@@ -446,6 +447,7 @@ class Byes:
         for cid, v in m.get('rto_by_conn', {}).items():
             self.rto_by_conn['%s#%s' % (h, cid)] = v
         self.timeouts[h] = m.get('timeouts')
+        self.counters[h] = m.get('tcp_counters')
         self.probes[h] = m.get('probes')
         self.late[h] = m.get('late_us')
         if m.get('tcp_cc'):
@@ -458,6 +460,8 @@ class Byes:
                     k: n for k, n in sorted(self.retrans_by_conn.items())
                     if n},
                 'tcp_timeouts_by_host': dict(sorted(self.timeouts.items())),
+                'tcp_spurious_rtos': _total(self.counters, 'TCPSpuriousRTOs'),
+                'tcp_dsacks': _total(self.counters, 'TCPDSACKRecv'),
                 'tcp_timeouts_by_connection': {
                     k: v[0] for k, v in sorted(self.rto_by_conn.items())
                     if v[0]},
@@ -466,6 +470,13 @@ class Byes:
                     if v[0]},
                 'tcp_congestion_control': ','.join(sorted(self.tcp_cc))
                 or None}
+
+
+def _total(by_host, name):
+    """A TCP counter summed over the hosts that report it (None when
+    none does)."""
+    got = [c[name] for c in by_host.values() if c and name in c]
+    return sum(got) if got else None
 
 
 class Faults:

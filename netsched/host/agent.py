@@ -68,7 +68,7 @@ from . import prophet
 from .compute import ComputeSpans
 from .probes import Probes
 from .shifts import gate
-from .transport import Transport, tcp_timeouts
+from .transport import Transport, tcp_counters
 
 REPORT_BATCH_S = 0.001
 MOST_LATE_KEPT = 2000     # wake-up delays kept for the fidelity report
@@ -558,7 +558,9 @@ class Agent:
         by_conn = net.retransmits() if net else {}
         rto = net.timeouts() if net else {}
         paused = net.paused if net else {}
-        now, before = tcp_timeouts(), getattr(self, 'timeouts0', None)
+        now, before = tcp_counters(), getattr(self, 'tcp0', None)
+        tcp = None if now is None or before is None else {
+            k: n - before[k] for k, n in now.items() if k in before}
         probes = getattr(self, 'probes', None)
         late = getattr(self, 'late', [])
         step = -(-len(late) // MOST_LATE_KEPT) if late else 1
@@ -573,8 +575,8 @@ class Agent:
                       tcp_cc=net.congestion_control() if net else None,
                       wrote={str(k): v for k, v in
                              dict(getattr(self, 'wrote', {})).items()},
-                      timeouts=None if now is None or before is None
-                      else now - before,
+                      timeouts=(tcp or {}).get('TCPTimeouts'),
+                      tcp_counters=tcp,
                       probes=probes.stop() if probes else None,
                       late_us={'n': len(late),
                                'max': round(max(late, default=0) * 1e6),
@@ -590,7 +592,7 @@ class Agent:
                 return 0
             msg = self.inbox.get()
         self._start(msg[1]['t0'])
-        self.timeouts0 = tcp_timeouts()
+        self.tcp0 = tcp_counters()
         if self.probes is not None:
             self.probes.start(self.t0)
         progress = self.controller.wants('progress')

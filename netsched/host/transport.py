@@ -431,9 +431,16 @@ class Transport:
             self.inbox.put(('conn_lost', peer, 'receive failed: %s' % e))
 
 
-def tcp_timeouts(path='/proc/self/net/netstat'):
-    """TCP retransmission timeouts so far in this network namespace
-    (TcpExt TCPTimeouts), or None where the kernel does not say."""
+# the namespace's TCP counters an agent reports for its run (TcpExt):
+# timeouts, those the kernel found spurious (F-RTO: the ACK for data
+# sent before the timeout came after it), and DSACKs received (the
+# receiver had a retransmitted segment already)
+TCP_COUNTERS = ('TCPTimeouts', 'TCPSpuriousRTOs', 'TCPDSACKRecv')
+
+
+def tcp_counters(path='/proc/self/net/netstat'):
+    """This network namespace's ``TCP_COUNTERS`` so far ({name: n}, those
+    the kernel has), or None where it does not say."""
     try:
         with open(path) as f:
             lines = f.read().splitlines()
@@ -442,9 +449,14 @@ def tcp_timeouts(path='/proc/self/net/netstat'):
     for names, values in zip(lines[::2], lines[1::2]):
         if names.startswith('TcpExt:'):
             row = dict(zip(names.split()[1:], values.split()[1:]))
-            if 'TCPTimeouts' in row:
-                return int(row['TCPTimeouts'])
+            return {k: int(row[k]) for k in TCP_COUNTERS if k in row}
     return None
+
+
+def tcp_timeouts(path='/proc/self/net/netstat'):
+    """TCP retransmission timeouts so far in this network namespace
+    (TcpExt TCPTimeouts), or None where the kernel does not say."""
+    return (tcp_counters(path) or {}).get('TCPTimeouts')
 
 
 def _exact(s, view, n):

@@ -15,7 +15,17 @@ an agent starts a send a fraction of a millisecond after what it waited
 for arrived, and a chain of small dependent transfers (a parameter
 server's, a ring's steps) adds it up.
 
-The simulator measures both before the run: the same experiment on the
+A third does not scale either: TCP finds a connection's share from
+the ACKs of its first windows. At scale s a connection carries s times
+fewer packets than the one it stands for, and one whose whole stream
+fits in TCP's first rounds of slow start is in the network before any
+congestion signal comes back: the senders of an incast put everything
+into their uplinks at once, and the queues, not the senders, share the
+links. The fluid model's max-min shares, and the same streams at the
+real rates (thousands of packets each), assume congestion control found
+its share; ``short_streams`` counts the bytes it cannot have.
+
+The simulator measures the first two before the run: the same experiment on the
 same graph and policy, once fluid and once as emulated, with the
 emulator's packets (``sim_packets: emulated``, MTU x scale serialised
 on every busy hop) and each send starting a uniform draw in [0,
@@ -29,6 +39,12 @@ import dataclasses
 from . import metrics, verdict
 
 MODELS = ('none', 'emulated')
+# a stream of at most this many packets ends within three rounds of
+# slow start from an initial window of 10 (10 + 20 + 40): the third
+# round's ACKs, the first that could slow it, come after its last
+# packet left
+SHORT_ROUNDS = 3
+INITIAL_WINDOW = 10
 # the agents start a send 0.25-0.9 ms (median) after what it waited for
 # arrived (docs/emulation.md): a uniform draw up to 1 ms
 START_MS = 1.0
@@ -68,17 +84,45 @@ def packets(exp, meta):
             # is set against it (verdict.floor_share)
             'floor_share': verdict.floor_share(
                 runs['none']['coflows'], runs['none']['class_changes'],
-                verdict.floor_class(meta.get('queues')))}
+                verdict.floor_class(meta.get('queues'))),
+            **short_streams(exp)}
+
+
+def short_streams(exp, plan=None):
+    """The bytes of emulated run ``exp`` (its ``plan``, built if not
+    given) that travel on connections whose whole stream is at most
+    ``short_packets`` emulated packets (``SHORT_ROUNDS`` rounds of slow
+    start from the hosts' initial window): ``{'short_share': fraction of
+    the bytes sent (None without any), 'short_packets': n}``."""
+    from ..workload import taskgraph
+    plan = plan or taskgraph.build(exp)
+    window = exp.knobs.initcwnd or INITIAL_WINDOW
+    most = window * (2 ** SHORT_ROUNDS - 1)
+    stream = {}
+    for t in plan.tasks:
+        if t.kind == 'send':
+            stream[t.conn] = stream.get(t.conn, 0.0) + t.bytes
+    total = sum(stream.values())
+    # the emulator sends bytes / scale, in segments of MTU less the IP
+    # and TCP headers with timestamps
+    seg = (exp.mtu - 52) * exp.scale
+    short = sum(b for b in stream.values() if b / seg <= most)
+    return {'short_share': round(short / total, 4) if total else None,
+            'short_packets': most}
 
 
 def line(fc):
     """The forecast in one console line."""
     def pct(x):
         return '-' if x is None else '%.1f%%' % (100 * x)
+    short = ''
+    if fc.get('short_share'):
+        short = '; %s of the bytes on connections of at most %d packets' % (
+            pct(fc['short_share']), fc['short_packets'])
     return ('fidelity forecast: at scale %g a %d-byte packet takes %.2f ms '
             'on the slowest emulated link; with packets that coarse and '
             'sends starting up to %g ms late, as the agents start them, the '
             'simulator parts from its fluid model by %s per job, %s per '
-            'coflow' % (fc['scale'], fc['mtu'], fc['packet_ms'],
-                        fc.get('start_ms', 0), pct(fc['jobs']),
-                        pct(fc['coflows'])))
+            'coflow%s' % (fc['scale'], fc['mtu'], fc['packet_ms'],
+                          fc.get('start_ms', 0), pct(fc['jobs']),
+                          pct(fc['coflows']), short))

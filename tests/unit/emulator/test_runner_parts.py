@@ -55,7 +55,9 @@ def test_byes_sum_the_agents_tcp_figures():
     b = Byes()
     b.add('h0', {'cpu_s': 1.0, 'retrans': 2, 'retrans_by_conn': {'0': 2},
                  'rto_by_conn': {'0': [1, 0.2]}, 'timeouts': 1,
-                 'tcp_cc': 'cubic', 'paused_by_conn': {'0': 0.5}})
+                 'tcp_cc': 'cubic', 'paused_by_conn': {'0': 0.5},
+                 'tcp_counters': {'TCPTimeouts': 1, 'TCPSpuriousRTOs': 1,
+                                  'TCPDSACKRecv': 3}})
     b.add('h1', {'cpu_s': 2.0, 'retrans_by_conn': {'1': 0}})
     info = b.tcp_info()
     assert b.cpu == {'h0': 1.0, 'h1': 2.0}
@@ -64,5 +66,8 @@ def test_byes_sum_the_agents_tcp_figures():
     assert info['tcp_timeouts_by_connection'] == {'h0#0': 1}
     assert info['tcp_rto_recovery_s_by_connection'] == {'h0#0': 0.2}
     assert info['tcp_timeouts_by_host'] == {'h0': 1, 'h1': None}
+    # h1's kernel did not say: the sums are of those that did
+    assert (info['tcp_spurious_rtos'], info['tcp_dsacks']) == (1, 3)
+    assert Byes().tcp_info()['tcp_spurious_rtos'] is None
     assert info['tcp_congestion_control'] == 'cubic'
     assert b.paused_by_conn == {'h0#0': 0.5}

@@ -77,6 +77,17 @@ def test_tcp_timeouts_read_from_netstat(tmp_path):
     assert tcp_timeouts(str(tmp_path / 'missing')) is None
 
 
+def test_tcp_counters_read_those_the_kernel_has(tmp_path):
+    from netsched.host.transport import tcp_counters
+    p = tmp_path / 'netstat'
+    p.write_text('TcpExt: TCPSpuriousRTOs TCPTimeouts TCPDSACKRecv X\n'
+                 'TcpExt: 2 17 5 9\n')
+    assert tcp_counters(str(p)) == {'TCPTimeouts': 17, 'TCPSpuriousRTOs': 2,
+                                    'TCPDSACKRecv': 5}
+    p.write_text('TcpExt: TCPTimeouts\nTcpExt: 4\n')
+    assert tcp_counters(str(p)) == {'TCPTimeouts': 4}
+
+
 def test_per_connection_timeouts_read_from_tcp_info():
     """tcpi_total_rto and tcpi_total_rto_time (Linux >= 6.7) at their
     offsets in struct tcp_info; None where the kernel's struct is

@@ -76,3 +76,39 @@ def test_a_forecast_within_its_limits_or_absent_is_no_cause():
     assert verdict.judge({'packets': _fc(None, 0.01)},
                          _summary())['verdict'] == 'faithful'
     assert verdict.judge({}, _summary())['verdict'] == 'faithful'
+
+
+SLICE = os.path.join(ROOT, 'experiments', 'fidelity', 'trace-slice.yaml')
+
+
+def test_short_streams_are_the_trace_slices_connections_at_scale_250():
+    """The trace slice runs every flow on a connection of its own, 28
+    packets at the median at scale 250: every byte is on a connection
+    of at most 70 packets (three rounds of slow start from 10). At
+    scale 2.5 the same connections are a hundred times longer and none
+    is short; a ring's connections carry their job's every step and
+    none is short at 250."""
+    def share(path, *sets):
+        exp = experiment.load(path, backend='emu',
+                              sets=overrides.single(list(sets)))
+        return forecast.short_streams(exp)
+    assert share(SLICE) == {'short_share': 1.0, 'short_packets': 70}
+    assert share(SLICE, 'scale=2.5')['short_share'] == 0.0
+    assert share(ARRIVALS)['short_share'] == 0.0
+    # a smaller initial window leaves fewer packets before feedback
+    assert share(SLICE, 'emulator.tcp.initcwnd=2')['short_packets'] == 14
+
+
+def test_short_streams_past_their_limit_degrade_with_the_streams_cause():
+    fc = dict(_fc(0.01, 0.01), short_share=1.0, short_packets=70)
+    v = verdict.judge({'packets': fc}, _summary())
+    assert v['verdict'] == 'degraded' and len(v['causes']) == 1
+    assert v['causes'][0].startswith(
+        'streams: 100% of the bytes go on connections of at most 70 '
+        'packets at scale 250')
+    assert v['lags']['streams'] == 1.0
+    fc['short_share'] = verdict.LIMITS['streams']
+    assert verdict.judge({'packets': fc}, _summary())['verdict'] == \
+        'faithful'
+    assert 'of the bytes on connections of at most 70 packets' in \
+        forecast.line(fc)
