@@ -109,12 +109,14 @@ def datapath(g, reports, rate_bps, mtu):
 def agents(late):
     """Figures from the agents' wake-up delays ({host: {'n', 'max',
     'kept'}}, microseconds, one per wake-up for the timers due by then):
-    how late the agents acted on the plan, in ms."""
-    kept = [x for r in late.values() if r for x in r['kept']]
+    how late the agents acted on the plan, in ms, with the mean."""
+    kept = np.asarray([x for r in late.values() if r for x in r['kept']],
+                      float) / 1e3
     n = sum(r['n'] for r in late.values() if r)
-    q = _quantiles(np.asarray(kept, float) / 1e3)
+    q = _quantiles(kept)
     if q is not None:
         q['max'] = round(max(r['max'] for r in late.values() if r) / 1e3, 3)
+        q['mean'] = round(float(kept.mean()), 3)
     return {'wakeups': n, 'late_ms': q}
 
 

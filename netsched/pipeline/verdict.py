@@ -18,7 +18,11 @@ from ..qos import MAX_CLASSES
 # for a run to count as faithful (docs/fidelity.md, "The verdict")
 LIMITS = {
     'datapath': 0.02,     # probes' excess delay, p99
-    'agents': 0.03,       # wake-ups for timers late, p99
+    # wake-ups for timers late, on average: each late wake-up delays
+    # what it starts once, so the mean, not a tail that a run of a few
+    # dozen wake-ups makes of its single worst, is what the mean errors
+    # the targets bound can carry
+    'agents': 0.03,
     'controller': 0.20,   # decisions applied, p95
     # time in timeout recovery, of all the coflows' time: under strict
     # priority most of it is time a starved connection waits anyway
@@ -76,7 +80,7 @@ def judge(figures, summary, limits=LIMITS):
     scale = time_scale(summary, figures)
     lags = {
         'datapath': _get(figures, 'datapath', 'excess_ms', 'p99'),
-        'agents': _get(figures, 'agents', 'late_ms', 'p99'),
+        'agents': _get(figures, 'agents', 'late_ms', 'mean'),
         'controller': _get(figures, 'controller', 'applied_ms', 'p95'),
     }
     tcp = figures.get('tcp') or {}
@@ -221,7 +225,7 @@ def _floor(figures, limits, rel):
 
 _WHAT = {
     'datapath': 'probes held %.1f ms beyond the emulated links (p99)',
-    'agents': 'agents woke %.1f ms late for the plan (p99 of wake-ups)',
+    'agents': 'agents woke %.1f ms late for the plan (mean of wake-ups)',
     'controller': 'decisions applied %.1f ms after their report (p95)',
 }
 
