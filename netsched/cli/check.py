@@ -109,10 +109,12 @@ def _longest_path(exp, plan):
 def _resolution(exp, plan):
     """What the emulator resolves: one packet's time on an emulated link;
     a warning where most transfers are a few packets (each busy hop of
-    their path adds a packet time the fluid model does not have) and
-    where the policy decides on less data than TCP's initial window
-    carries."""
+    their path adds a packet time the fluid model does not have), where
+    most bytes go on connections too short for congestion control
+    (pipeline.forecast.short_streams), and where the policy decides on
+    less data than TCP's initial window carries."""
     from .. import policies
+    from ..pipeline import forecast, verdict
     from ..pipeline.experiment import INITIAL_WINDOW
     link = exp.link_bps / exp.scale
     pkt_s = exp.mtu * 8 / link
@@ -128,6 +130,12 @@ def _resolution(exp, plan):
                   'hops may add %.0f ms per transfer that the fluid model '
                   'lacks (docs/emulation.md)'
                   % (median, (hops - 1) * pkt_s * 1e3))
+    short = forecast.short_streams(exp, plan) if plan is not None else {}
+    if (short.get('short_share') or 0) > verdict.LIMITS['streams']:
+        print('  warning: %.0f%% of the bytes go on connections of at most '
+              '%d emulated packets, too short for TCP to find its share: '
+              'the verdict will say degraded (streams; docs/fidelity.md)'
+              % (100 * short['short_share'], short['short_packets']))
     windows, _, raised = exp.threshold_floor
     if raised:
         print('  %s: %s raised from %.3g to %.3g MB, %g initial windows at '

@@ -37,14 +37,13 @@ error that its packets and its hosts make; pipeline.verdict names it
 import dataclasses
 
 from . import metrics, verdict
+from .experiment import INITIAL_WINDOW
 
 MODELS = ('none', 'emulated')
-# a stream of at most this many packets ends within three rounds of
-# slow start from an initial window of 10 (10 + 20 + 40): the third
-# round's ACKs, the first that could slow it, come after its last
-# packet left
+# a stream of at most this many rounds of slow start from the initial
+# window (10 + 20 + 40 packets) has left before the third round's ACKs,
+# the first that could slow it, come back
 SHORT_ROUNDS = 3
-INITIAL_WINDOW = 10
 # the agents start a send 0.25-0.9 ms (median) after what it waited for
 # arrived (docs/emulation.md): a uniform draw up to 1 ms
 START_MS = 1.0

@@ -347,6 +347,19 @@ def test_checks_resolution_warning_is_one_short_line():
     assert len(warn) == 1 and len(warn[0].split()) < 30, warn
 
 
+def test_check_warns_of_streams_too_short_for_tcp():
+    """The trace slice runs each flow on a connection of its own, 28
+    emulated packets: check says what the verdict will; the demo's
+    connections carry their jobs' every step, and it says nothing."""
+    r = netsched('check', os.path.join(ROOT, 'experiments', 'fidelity',
+                                       'trace-slice.yaml'))
+    assert r.returncode == 0, r.stderr
+    assert '  warning: 100% of the bytes go on connections of at most 70 ' \
+        'emulated packets' in r.stdout
+    r = netsched('check', os.path.join(ROOT, 'experiments', 'demo.yaml'))
+    assert 'emulated packets, too short' not in r.stdout
+
+
 def test_every_command_shows_an_example_that_parses():
     ap = cli.build_parser()
     sub = ap._subparsers._group_actions[0]
