@@ -443,9 +443,8 @@ class Agent:
         self.finish = {}
         self.senders = HostSenders(
             self.finish, lambda task, ready: self.net.send(task, ready))
-        # how late the main loop woke for its timers (seconds), one per
-        # wake-up: this host's CPU against the plan, for the fidelity
-        # verdict
+        # how late the main loop woke for its timers, one per wake-up (s):
+        # this host's CPU against the plan, for the fidelity verdict
         self.late = []
 
     def _start(self, t0):
@@ -464,8 +463,7 @@ class Agent:
         handed what happened, at once."""
         if self.timers and self.timers[0][0] <= now:
             # one figure per wake-up, its earliest timer's: timers due
-            # together are late together, and counted one by one a
-            # single stall of the host would fill the tail
+            # together are late together (one by one, a stall fills a tail)
             self.late.append(now - self.timers[0][0])
         while self.timers and self.timers[0][0] <= now:
             at, tid = heapq.heappop(self.timers)
