@@ -52,9 +52,14 @@ def start_up(topology='dumbbell,2'):
 @pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGINT])
 def test_teardown_on_signal(sig):
     p, pids, state = start_up()
-    assert len(pids) >= 5 and all(runstate.alive(*x) for x in pids)
-    p.send_signal(sig)
-    out = p.communicate(timeout=60)[0]
+    try:
+        assert len(pids) >= 5 and all(runstate.alive(*x) for x in pids)
+        p.send_signal(sig)
+        out = p.communicate(timeout=60)[0]
+    finally:
+        if p.poll() is None:       # the signal did not stop it: SIGTERM
+            p.terminate()
+            p.communicate(timeout=60)
     assert leftovers(dumbbell(2), pids) == [], out
     assert not os.path.exists(os.path.join(runstate.RUNS_DIR,
                                            state['run_id'])), out
