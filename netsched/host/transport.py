@@ -453,12 +453,6 @@ def tcp_counters(path='/proc/self/net/netstat'):
     return None
 
 
-def tcp_timeouts(path='/proc/self/net/netstat'):
-    """TCP retransmission timeouts so far in this network namespace
-    (TcpExt TCPTimeouts), or None where the kernel does not say."""
-    return (tcp_counters(path) or {}).get('TCPTimeouts')
-
-
 def _exact(s, view, n):
     got = 0
     while got < n:

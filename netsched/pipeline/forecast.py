@@ -25,11 +25,11 @@ links. The fluid model's max-min shares, and the same streams at the
 real rates (thousands of packets each), assume congestion control found
 its share; ``short_streams`` counts the bytes it cannot have.
 
-The simulator measures the first two before the run: the same experiment on the
-same graph and policy, once fluid and once as emulated, with the
-emulator's packets (``sim_packets: emulated``, MTU x scale serialised
-on every busy hop) and each send starting a uniform draw in [0,
-``START_MS``] after its connection takes it. How far the second parts
+The simulator measures the first two before the run: the same
+experiment on the same graph and policy, once fluid and once as
+emulated, with the emulator's packets (``sim_packets: emulated``, MTU x
+scale serialised on every busy hop) and each send starting a uniform
+draw in [0, ``START_MS``] after its connection takes it. How far the second parts
 from the first, per job and per coflow, is the part of the emulator's
 error that its packets and its hosts make; pipeline.verdict names it
 (docs/fidelity.md, "The verdict").
